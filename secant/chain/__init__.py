@@ -1,0 +1,1 @@
+"""The chain side of secant: ABI encoding/decoding (the test chain comes later)."""

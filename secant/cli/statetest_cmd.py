@@ -1,0 +1,44 @@
+"""``secant evm statetest``: run official state-test fixtures against secant's EVM.
+
+Importing this module registers the command on ``secant.cli.main.evm_app``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from secant.cli.main import evm_app
+from secant.errors import SecantError, cli_errors
+from secant.statetest.fixtures import find_files
+
+
+@evm_app.command("statetest")
+@cli_errors
+def statetest_command(
+    paths: Annotated[list[Path], typer.Argument(
+        help="State-test JSON files or folders (e.g. ../shared/evm-fixtures/ethereum-tests).",
+        show_default=False)],
+    skip_slow: Annotated[bool, typer.Option(
+        "--skip-slow", help="Skip the cases listed as slow.")] = False,
+    jobs: Annotated[int, typer.Option(
+        "--jobs", "-j", help="Worker processes (files are spread over them).")] = 1,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Also print passing and skipped cases, per-folder counts "
+                                "and the slowest cases.")] = False,
+) -> None:
+    """Run every case of the given state tests; print one FAIL line per failing case.
+
+    Ends with ``N passed, M failed, K skipped``; the exit code is 0 when none failed, else 1.
+    """
+    if jobs < 1:
+        raise SecantError(f"--jobs must be at least 1, got {jobs}")
+    files = find_files(paths)  # a missing path is a user error (exit 2), checked first
+    from secant.statetest.runner import run_paths
+
+    summary = run_paths(files, skip_slow=skip_slow, jobs=jobs, verbose=verbose,
+                        emit=typer.echo)
+    raise typer.Exit(0 if summary.ok else 1)
+

@@ -1,0 +1,437 @@
+"""Compile each basic block of EVM code into one Python function.
+
+Why: a per-instruction dispatch loop spends most of its time on Python calls and on pushing
+and popping a list. A generated function per block runs straight-line code over locals:
+
+- a *virtual stack* of Python expressions replaces the EVM stack inside the block: PUSH, DUP,
+  SWAP and POP are renames at generation time, pure arithmetic becomes one inline statement,
+  and operations on constants are folded;
+- the real stack (a list) is read only for items the block inherits and written once, when
+  the block leaves (``flush``), or before an instruction that needs the real stack;
+- static gas and stack bounds are checked once at block entry (see ``analysis.py`` for why
+  that is exact);
+- instrumentation is generated only into the traced variant: the comparison that decides a
+  JUMPI is known at generation time, so its operands are passed to ``on_branch`` directly.
+
+A block function takes ``(stack, frame)`` and returns the pc of the next block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from secant.evm import errors
+from secant.evm.forks import Fork
+from secant.evm.instructions import (
+    arithmetic,
+    comparison,
+    control_flow,
+    environment,
+    log,
+    stack,
+    storage,
+    system,
+)
+from secant.evm.opcodes import HALTS, JUMP, JUMPDEST, JUMPI, OPS
+
+PLAIN, TRACED, STEPPED = 0, 1, 2
+STACK_LIMIT = 1024
+M = (1 << 256) - 1
+SIGN = 1 << 255
+
+BlockFn = Callable[[list[int], Any], int]
+Instruction = tuple[int, int, int]  # (pc, opcode, push value)
+
+HANDLERS: dict[int, Callable[..., None]] = {}
+for _module in (arithmetic, comparison, control_flow, environment, log, stack, storage, system):
+    HANDLERS.update(_module.HANDLERS)
+
+# Pure two-operand operations: template over top ``a`` and second ``b``, and the folding
+# function for constants.
+_BINARY: dict[int, tuple[str, Callable[[int, int], int]]] = {
+    0x01: ("({a} + {b}) & M", lambda a, b: (a + b) & M),
+    0x02: ("({a} * {b}) & M", lambda a, b: (a * b) & M),
+    0x03: ("({a} - {b}) & M", lambda a, b: (a - b) & M),
+    0x04: ("({a} // {b} if {b} else 0)", lambda a, b: a // b if b else 0),
+    0x05: ("sdiv({a}, {b})", arithmetic.sdiv),
+    0x06: ("({a} % {b} if {b} else 0)", lambda a, b: a % b if b else 0),
+    0x07: ("smod({a}, {b})", arithmetic.smod),
+    0x0B: ("signextend({a}, {b})", arithmetic.signextend),
+    0x10: ("(1 if {a} < {b} else 0)", lambda a, b: 1 if a < b else 0),
+    0x11: ("(1 if {a} > {b} else 0)", lambda a, b: 1 if a > b else 0),
+    0x12: ("(1 if ({a} ^ SIGN) < ({b} ^ SIGN) else 0)",
+           lambda a, b: 1 if (a ^ SIGN) < (b ^ SIGN) else 0),
+    0x13: ("(1 if ({a} ^ SIGN) > ({b} ^ SIGN) else 0)",
+           lambda a, b: 1 if (a ^ SIGN) > (b ^ SIGN) else 0),
+    0x14: ("(1 if {a} == {b} else 0)", lambda a, b: 1 if a == b else 0),
+    0x16: ("{a} & {b}", lambda a, b: a & b),
+    0x17: ("{a} | {b}", lambda a, b: a | b),
+    0x18: ("{a} ^ {b}", lambda a, b: a ^ b),
+    0x1A: ("byte({a}, {b})", comparison.byte),
+    0x1B: ("(({b} << {a}) & M if {a} < 256 else 0)", lambda a, b: (b << a) & M if a < 256 else 0),
+    0x1C: ("({b} >> {a} if {a} < 256 else 0)", lambda a, b: b >> a if a < 256 else 0),
+    0x1D: ("sar({a}, {b})", comparison.sar),
+}
+_TERNARY: dict[int, tuple[str, Callable[[int, int, int], int]]] = {
+    0x08: ("addmod({a}, {b}, {c})", arithmetic.addmod),
+    0x09: ("mulmod({a}, {b}, {c})", arithmetic.mulmod),
+}
+_NEGATE = {
+    "eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "gt": "le", "le": "gt",
+    "slt": "sge", "sge": "slt", "sgt": "sle", "sle": "sgt",
+}
+# Values that cannot change while a frame runs: pushed as expressions, not copied to locals.
+_FRAME_CONSTANTS = {0x30: "f.address", 0x33: "f.caller", 0x34: "f.value",
+                    0x36: "len(f.calldata)"}
+# Reads whose value is fixed for the block but not for the frame: copied into a local.
+_READS = {
+    0x32: "f.evm.origin", 0x3A: "f.evm.gas_price", 0x3D: "len(f.return_data)",
+    0x46: "f.env.chain_id", 0x59: "len(f.memory)", 0x5A: "f.gas",
+    0x41: "f.env.coinbase", 0x42: "f.env.timestamp", 0x43: "f.env.number",
+    0x44: "f.env.prev_randao", 0x45: "f.env.gas_limit", 0x48: "f.env.base_fee",
+    0x4A: "f.evm.blob_base_fee",
+}
+_BLOCK_VALUES = frozenset({0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x48, 0x4A})
+_CALLS = frozenset({0xF0, 0xF1, 0xF2, 0xF4, 0xF5, 0xFA})
+
+
+def _do_return(f: Any, offset: int, size: int) -> None:
+    f.output = stack_bytes(f, offset, size)
+    raise errors.Stop
+
+
+def _do_revert(f: Any, offset: int, size: int) -> None:
+    f.output = stack_bytes(f, offset, size)
+    raise errors.Revert
+
+
+def stack_bytes(f: Any, offset: int, size: int) -> bytes:
+    """Memory ``[offset, offset + size)`` after charging its expansion."""
+    if not size:
+        return b""
+    from secant.evm.memory import expand
+
+    expand(f, offset + size)
+    return bytes(f.memory[offset : offset + size])
+
+
+def _namespace(jumpdests: frozenset[int]) -> dict[str, Any]:
+    ns: dict[str, Any] = {
+        "M": M, "SIGN": SIGN, "JD": jumpdests,
+        "Stop": errors.Stop, "InvalidJump": errors.InvalidJump,
+        "InvalidOpcode": errors.InvalidOpcode, "OutOfGas": errors.OutOfGas,
+        "StackUnderflow": errors.StackUnderflow, "StackOverflow": errors.StackOverflow,
+        "sdiv": arithmetic.sdiv, "smod": arithmetic.smod, "signextend": arithmetic.signextend,
+        "addmod": arithmetic.addmod, "mulmod": arithmetic.mulmod, "exp": arithmetic.exp,
+        "byte": comparison.byte, "sar": comparison.sar,
+        "mload": stack.mload, "mstore": stack.mstore, "mstore8": stack.mstore8,
+        "keccak_memory": stack.keccak_memory, "calldataload": environment.calldataload,
+        "sload": storage.sload, "sstore": storage.sstore, "log_event": log.log_event,
+        "do_return": _do_return, "do_revert": _do_revert,
+    }
+    for op, fn in HANDLERS.items():
+        ns[f"H{op:02x}"] = fn
+    return ns
+
+
+def _is_const(expr: str) -> bool:
+    return expr[0].isdigit()
+
+
+class _BlockWriter:
+    """Writes one block function; holds the virtual stack while doing so."""
+
+    def __init__(self, variant: int, jumpdests: frozenset[int]) -> None:
+        self.variant = variant
+        self.jumpdests = jumpdests
+        self.lines: list[str] = []
+        self.items: list[str] = []
+        self.meta: dict[str, tuple[str, str, str]] = {}
+        self.counter = 0
+
+    # -------------------------------------------------------------- virtual stack
+    def emit(self, line: str) -> None:
+        self.lines.append("    " + line)
+
+    def local(self) -> str:
+        self.counter += 1
+        return f"t{self.counter}"
+
+    def pop(self) -> str:
+        if self.items:
+            return self.items.pop()
+        name = self.local()
+        self.emit(f"{name} = s.pop()")
+        return name
+
+    def push(self, expr: str) -> None:
+        self.items.append(expr)
+
+    def assign(self, expr: str) -> str:
+        name = self.local()
+        self.emit(f"{name} = {expr}")
+        self.items.append(name)
+        return name
+
+    def dup(self, n: int) -> None:
+        if n <= len(self.items):
+            self.items.append(self.items[-n])
+        else:
+            name = self.local()
+            self.emit(f"{name} = s[-{n - len(self.items)}]")
+            self.items.append(name)
+
+    def swap(self, n: int) -> None:
+        items = self.items
+        if not items:
+            self.emit(f"s[-1], s[-{n + 1}] = s[-{n + 1}], s[-1]")
+            return
+        while len(items) < n + 1:
+            name = self.local()
+            self.emit(f"{name} = s.pop()")
+            items.insert(0, name)
+        items[-1], items[-n - 1] = items[-n - 1], items[-1]
+
+    def flush(self) -> None:
+        items = self.items
+        if len(items) == 1:
+            self.emit(f"s.append({items[0]})")
+        elif items:
+            self.emit(f"s.extend(({', '.join(items)},))")
+        items.clear()
+
+    # -------------------------------------------------------------- instructions
+    def jump_target(self, dest: str) -> None:
+        """Emit the return to ``dest`` with its validity check."""
+        if _is_const(dest):
+            if int(dest, 0) in self.jumpdests:
+                self.emit(f"return {dest}")
+            else:
+                self.emit("raise InvalidJump")
+        else:
+            self.emit(f"if {dest} not in JD: raise InvalidJump")
+            self.emit(f"return {dest}")
+
+    def instruction(self, pc: int, op: int, value: int, next_pc: int, fork: Fork) -> bool:
+        """Emit one instruction; return True if it ended the function."""
+        traced = self.variant != PLAIN
+        if op not in fork.opcodes:
+            self.emit(f"f.pc = {pc}")
+            self.emit("raise InvalidOpcode")
+            return True
+        if 0x5F <= op <= 0x7F:
+            self.push(hex(value))
+        elif 0x80 <= op <= 0x8F:
+            self.dup(op - 0x7F)
+        elif 0x90 <= op <= 0x9F:
+            self.swap(op - 0x8F)
+        elif op == 0x50:
+            self.pop()
+        elif op == JUMPDEST:
+            pass
+        elif op in _BINARY:
+            template, fold = _BINARY[op]
+            a = self.pop()
+            b = self.pop()
+            if _is_const(a) and _is_const(b):
+                self.push(hex(fold(int(a, 0), int(b, 0))))
+            else:
+                name = self.assign(template.format(a=a, b=b))
+                if traced and op in comparison.RELATION:
+                    self.meta[name] = (comparison.RELATION[op], a, b)
+        elif op == 0x15:  # ISZERO
+            a = self.pop()
+            if _is_const(a):
+                self.push("0x1" if int(a, 0) == 0 else "0x0")
+            else:
+                name = self.assign(f"(0 if {a} else 1)")
+                if traced:
+                    inner = self.meta.get(a)
+                    self.meta[name] = (
+                        (_NEGATE[inner[0]], inner[1], inner[2]) if inner else ("eq", a, "0")
+                    )
+        elif op == 0x19:  # NOT
+            a = self.pop()
+            self.push(hex(int(a, 0) ^ M) if _is_const(a) else self.assign(f"{a} ^ M"))
+        elif op == 0x1E:  # CLZ
+            a = self.pop()
+            self.assign(f"256 - {a}.bit_length()")
+        elif op in _TERNARY:
+            template, fold3 = _TERNARY[op]
+            a, b, c = self.pop(), self.pop(), self.pop()
+            self.assign(template.format(a=a, b=b, c=c))
+        elif op == 0x0A:
+            a = self.pop()
+            b = self.pop()
+            self.assign(f"exp(f, {a}, {b})")
+        elif op in _FRAME_CONSTANTS:
+            self.push(_FRAME_CONSTANTS[op])
+        elif op == 0x58:
+            self.push(hex(pc))
+        elif op in _READS:
+            name = self.assign(_READS[op])
+            if traced and op in _BLOCK_VALUES:
+                self.emit(f"f.evm.inspector.on_block_value(f, {pc}, {op}, {name})")
+        elif op == 0x51:
+            a = self.pop()
+            self.assign(f"mload(f, {a})")
+        elif op == 0x52:
+            a = self.pop()
+            b = self.pop()
+            self.emit(f"mstore(f, {a}, {b})")
+        elif op == 0x53:
+            a = self.pop()
+            b = self.pop()
+            self.emit(f"mstore8(f, {a}, {b})")
+        elif op == 0x35:
+            a = self.pop()
+            self.assign(f"calldataload(f, {a})")
+        elif op == 0x20:
+            a = self.pop()
+            b = self.pop()
+            self.assign(f"keccak_memory(f, {a}, {b})")
+        elif op == 0x54:
+            a = self.pop()
+            name = self.assign(f"sload(f, {a})")
+            if traced:
+                self.emit(f"f.evm.inspector.on_sload(f, {pc}, {a}, {name})")
+        elif op == 0x55:
+            a = self.pop()
+            b = self.pop()
+            if traced:
+                old = self.local()
+                self.emit(f"{old} = sstore(f, {a}, {b})")
+                self.emit(f"f.evm.inspector.on_sstore(f, {pc}, {a}, {old}, {b})")
+            else:
+                self.emit(f"sstore(f, {a}, {b})")
+        elif op == JUMP:
+            dest = self.pop()
+            self.flush()
+            self.jump_target(dest)
+            return True
+        elif op == JUMPI:
+            dest = self.pop()
+            cond = self.pop()
+            if traced:
+                rel, lhs, rhs = self.meta.get(cond, ("ne", cond, "0"))
+                self.emit(
+                    f"f.evm.inspector.on_branch(f, {pc}, {cond} != 0, '{rel}', {lhs}, {rhs})"
+                )
+            self.flush()
+            if _is_const(cond):
+                if int(cond, 0):
+                    self.jump_target(dest)
+                else:
+                    self.emit(f"return {next_pc}")
+                return True
+            self.lines.append(f"    if {cond}:")
+            body_start = len(self.lines)
+            self.jump_target(dest)
+            for i in range(body_start, len(self.lines)):
+                self.lines[i] = "    " + self.lines[i]
+            self.emit(f"return {next_pc}")
+            return True
+        elif op == 0x00:
+            self.emit(f"f.pc = {pc}")
+            self.emit("raise Stop")
+            return True
+        elif op == 0xF3 or op == 0xFD:
+            a = self.pop()
+            b = self.pop()
+            self.emit(f"f.pc = {pc}")
+            self.emit(f"{'do_return' if op == 0xF3 else 'do_revert'}(f, {a}, {b})")
+            return True
+        elif 0xA0 <= op <= 0xA4:
+            self.flush()
+            if traced:
+                self.emit(f"topics, data = log_event(s, f, {op - 0xA0})")
+                self.emit(f"f.evm.inspector.on_log(f, {pc}, topics, data)")
+            else:
+                self.emit(f"log_event(s, f, {op - 0xA0})")
+        else:
+            # Everything else runs its stack handler on the real stack.
+            self.flush()
+            if op in _CALLS:
+                self.emit(f"f.pc = {next_pc}")
+            elif op in HALTS:
+                self.emit(f"f.pc = {pc}")
+            self.emit(f"H{op:02x}(s, f, None)")
+        return False
+
+
+def block_source(
+    name: str,
+    instrs: list[Instruction],
+    fork: Fork,
+    variant: int,
+    jumpdests: frozenset[int],
+    code_len: int,
+) -> str:
+    """Python source of the function for one basic block."""
+    gas = low = high = height = 0
+    for _, op, _ in instrs:
+        info = OPS.get(op)
+        if info is None or op not in fork.opcodes:
+            break
+        gas += fork.static_gas[op]
+        height -= info.pops
+        low = min(low, height)
+        height += info.pushes
+        high = max(high, height)
+    w = _BlockWriter(variant, jumpdests)
+    if gas:
+        w.emit(f"g = f.gas - {gas}")
+        w.emit("if g < 0: raise OutOfGas")
+        w.emit("f.gas = g")
+    if low < 0 or high > 0:
+        w.emit("n = len(s)")
+        if low < 0:
+            w.emit(f"if n < {-low}: raise StackUnderflow")
+        if high > 0:
+            w.emit(f"if n > {STACK_LIMIT - high}: raise StackOverflow")
+    last_pc, last_op, _ = instrs[-1]
+    info = OPS.get(last_op)
+    end_pc = min(last_pc + 1 + (info.immediate if info else 0), code_len)
+    ended = False
+    for pc, op, value in instrs:
+        info = OPS.get(op)
+        next_pc = min(pc + 1 + (info.immediate if info else 0), code_len)
+        if variant == STEPPED:
+            w.flush()
+            w.emit(f"f.pc = {pc}")
+            w.emit(f"f.evm.inspector.on_step(f, {pc}, {op}, s)")
+        if op == 0x38:  # CODESIZE is a constant of the code
+            w.push(hex(code_len))
+            continue
+        if w.instruction(pc, op, value, next_pc, fork):
+            ended = True
+            break
+    if not ended:
+        w.flush()
+        w.emit(f"return {end_pc}")
+    return f"def {name}(s, f):\n" + "\n".join(w.lines) + "\n"
+
+
+def compile_blocks(
+    blocks: list[tuple[int, list[Instruction]]],
+    fork: Fork,
+    variant: int,
+    jumpdests: frozenset[int],
+    code_len: int,
+    label: str,
+) -> list[BlockFn | None]:
+    """Generate and compile every block; return the table indexed by pc."""
+    parts = [
+        block_source(f"b{start}", instrs, fork, variant, jumpdests, code_len)
+        for start, instrs in blocks
+    ]
+    parts.append(f"def bend(s, f):\n    f.pc = {code_len}\n    raise Stop\n")
+    namespace = _namespace(jumpdests)
+    exec(compile("\n".join(parts), label, "exec"), namespace)  # generated above, from opcodes only
+    table: list[BlockFn | None] = [None] * (code_len + 1)
+    for start, _ in blocks:
+        table[start] = namespace[f"b{start}"]
+    table[code_len] = namespace["bend"]
+    return table
+

@@ -1,0 +1,130 @@
+"""Inspectors: observers attached to an EVM run.
+
+An ``Evm`` without an inspector runs the plain dispatch tables: no hook, no check, no cost.
+With one, it runs the traced tables (see ``analysis.py``), which call the hooks below. Hooks
+receive the live ``Frame``; they must not mutate it.
+
+Relations in ``on_branch``: the JUMPI condition is non-zero exactly when
+``lhs <relation> rhs``, relation in eq, ne, lt, ge, gt, le (unsigned) and slt, sge, sgt, sle
+(two's complement). When no comparison was found the relation is "ne" with rhs 0.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from secant.evm.frame import Frame
+
+
+class Inspector:
+    """Base class with no-op hooks; override what you need."""
+
+    #: Set to True to receive ``on_step`` before every instruction (slower dispatch tables).
+    wants_steps = False
+
+    def on_message_start(
+        self, kind: int, sender: int, target: int, code_address: int, value: int, gas: int,
+        data: bytes, depth: int, is_static: bool,
+    ) -> None:
+        """A message (call or create; kind is its opcode, 0xF1 for a transaction's call)."""
+
+    def on_message_end(
+        self, kind: int, target: int, depth: int, success: bool, reverted: bool, output: bytes,
+        gas_left: int, error: str | None, frame: Frame | None,
+    ) -> None:
+        """A message ended (``frame`` is None for precompiles and code-less accounts)."""
+
+    def on_block(self, frame: Frame, pc: int) -> None:
+        """Execution entered the basic block starting at ``pc``."""
+
+    def on_branch(
+        self, frame: Frame, pc: int, taken: bool, relation: str, lhs: int, rhs: int
+    ) -> None:
+        """A JUMPI at ``pc`` decided ``taken`` because ``lhs <relation> rhs`` held or not."""
+
+    def on_sload(self, frame: Frame, pc: int, slot: int, value: int) -> None:
+        """SLOAD of ``slot`` returned ``value``."""
+
+    def on_sstore(self, frame: Frame, pc: int, slot: int, old: int, new: int) -> None:
+        """SSTORE wrote ``new`` over ``old`` at ``slot`` (of ``frame.address``)."""
+
+    def on_log(self, frame: Frame, pc: int, topics: tuple[int, ...], data: bytes) -> None:
+        """A LOG instruction emitted an event."""
+
+    def on_selfdestruct(self, frame: Frame, beneficiary: int, balance: int) -> None:
+        """SELFDESTRUCT sends ``balance`` to ``beneficiary``."""
+
+    def on_block_value(self, frame: Frame, pc: int, opcode: int, value: int) -> None:
+        """A block-information opcode (TIMESTAMP, NUMBER, ...) produced ``value``."""
+
+    def on_step(self, frame: Frame, pc: int, opcode: int, stack: list[int]) -> None:
+        """Before every instruction (only when ``wants_steps``)."""
+
+
+class MultiInspector(Inspector):
+    """Fans every hook out to several inspectors, in order."""
+
+    def __init__(self, *inspectors: Inspector) -> None:
+        self.inspectors = list(inspectors)
+        self.wants_steps = any(i.wants_steps for i in inspectors)
+
+    def on_message_start(
+        self, kind: int, sender: int, target: int, code_address: int, value: int, gas: int,
+        data: bytes, depth: int, is_static: bool,
+    ) -> None:
+        """Forward."""
+        for i in self.inspectors:
+            i.on_message_start(kind, sender, target, code_address, value, gas, data, depth,
+                               is_static)
+
+    def on_message_end(
+        self, kind: int, target: int, depth: int, success: bool, reverted: bool, output: bytes,
+        gas_left: int, error: str | None, frame: Frame | None,
+    ) -> None:
+        """Forward."""
+        for i in self.inspectors:
+            i.on_message_end(kind, target, depth, success, reverted, output, gas_left, error,
+                             frame)
+
+    def on_block(self, frame: Frame, pc: int) -> None:
+        """Forward."""
+        for i in self.inspectors:
+            i.on_block(frame, pc)
+
+    def on_branch(
+        self, frame: Frame, pc: int, taken: bool, relation: str, lhs: int, rhs: int
+    ) -> None:
+        """Forward."""
+        for i in self.inspectors:
+            i.on_branch(frame, pc, taken, relation, lhs, rhs)
+
+    def on_sload(self, frame: Frame, pc: int, slot: int, value: int) -> None:
+        """Forward."""
+        for i in self.inspectors:
+            i.on_sload(frame, pc, slot, value)
+
+    def on_sstore(self, frame: Frame, pc: int, slot: int, old: int, new: int) -> None:
+        """Forward."""
+        for i in self.inspectors:
+            i.on_sstore(frame, pc, slot, old, new)
+
+    def on_log(self, frame: Frame, pc: int, topics: tuple[int, ...], data: bytes) -> None:
+        """Forward."""
+        for i in self.inspectors:
+            i.on_log(frame, pc, topics, data)
+
+    def on_selfdestruct(self, frame: Frame, beneficiary: int, balance: int) -> None:
+        """Forward."""
+        for i in self.inspectors:
+            i.on_selfdestruct(frame, beneficiary, balance)
+
+    def on_block_value(self, frame: Frame, pc: int, opcode: int, value: int) -> None:
+        """Forward."""
+        for i in self.inspectors:
+            i.on_block_value(frame, pc, opcode, value)
+
+    def on_step(self, frame: Frame, pc: int, opcode: int, stack: list[int]) -> None:
+        """Forward."""
+        for i in self.inspectors:
+            i.on_step(frame, pc, opcode, stack)

@@ -1,0 +1,141 @@
+"""Arithmetic: ADD .. SIGNEXTEND."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from secant.evm.memory import charge
+
+if TYPE_CHECKING:
+    from secant.evm.frame import Frame
+
+M = (1 << 256) - 1
+SIGN = 1 << 255
+MOD = 1 << 256
+
+
+def sdiv(x: int, y: int) -> int:
+    """SDIV: signed division truncating toward zero (x / 0 = 0)."""
+    if y == 0:
+        return 0
+    if x & SIGN:
+        x -= MOD
+    if y & SIGN:
+        y -= MOD
+    q = abs(x) // abs(y)
+    return (-q if (x < 0) != (y < 0) else q) & M
+
+
+def smod(x: int, y: int) -> int:
+    """SMOD: the result takes the dividend's sign (x % 0 = 0)."""
+    if y == 0:
+        return 0
+    if x & SIGN:
+        x -= MOD
+    if y & SIGN:
+        y -= MOD
+    r = abs(x) % abs(y)
+    return (-r if x < 0 else r) & M
+
+
+def addmod(x: int, y: int, n: int) -> int:
+    """ADDMOD with an unbounded intermediate."""
+    return (x + y) % n if n else 0
+
+
+def mulmod(x: int, y: int, n: int) -> int:
+    """MULMOD with an unbounded intermediate."""
+    return (x * y) % n if n else 0
+
+
+def exp(f: Frame, base: int, exponent: int) -> int:
+    """EXP: 50 gas per byte of the exponent."""
+    if exponent:
+        charge(f, 50 * ((exponent.bit_length() + 7) >> 3))
+    return pow(base, exponent, MOD)
+
+
+def signextend(b: int, x: int) -> int:
+    """SIGNEXTEND ``x`` from byte ``b`` (counted from the least significant)."""
+    if b >= 31:
+        return x
+    bit = (b << 3) + 7
+    if (x >> bit) & 1:
+        return x | (M ^ ((1 << (bit + 1)) - 1))
+    return x & ((1 << (bit + 1)) - 1)
+
+
+def op_add(s: list[int], f: Frame, a: Any) -> None:
+    """ADD."""
+    x = s.pop()
+    s[-1] = (x + s[-1]) & M
+
+
+def op_mul(s: list[int], f: Frame, a: Any) -> None:
+    """MUL."""
+    x = s.pop()
+    s[-1] = (x * s[-1]) & M
+
+
+def op_sub(s: list[int], f: Frame, a: Any) -> None:
+    """SUB."""
+    x = s.pop()
+    s[-1] = (x - s[-1]) & M
+
+
+def op_div(s: list[int], f: Frame, a: Any) -> None:
+    """DIV (x / 0 = 0)."""
+    x = s.pop()
+    y = s[-1]
+    s[-1] = x // y if y else 0
+
+
+def op_sdiv(s: list[int], f: Frame, a: Any) -> None:
+    """SDIV."""
+    x = s.pop()
+    s[-1] = sdiv(x, s[-1])
+
+
+def op_mod(s: list[int], f: Frame, a: Any) -> None:
+    """MOD (x % 0 = 0)."""
+    x = s.pop()
+    y = s[-1]
+    s[-1] = x % y if y else 0
+
+
+def op_smod(s: list[int], f: Frame, a: Any) -> None:
+    """SMOD."""
+    x = s.pop()
+    s[-1] = smod(x, s[-1])
+
+
+def op_addmod(s: list[int], f: Frame, a: Any) -> None:
+    """ADDMOD."""
+    x = s.pop()
+    y = s.pop()
+    s[-1] = addmod(x, y, s[-1])
+
+
+def op_mulmod(s: list[int], f: Frame, a: Any) -> None:
+    """MULMOD."""
+    x = s.pop()
+    y = s.pop()
+    s[-1] = mulmod(x, y, s[-1])
+
+
+def op_exp(s: list[int], f: Frame, a: Any) -> None:
+    """EXP."""
+    base = s.pop()
+    s[-1] = exp(f, base, s[-1])
+
+
+def op_signextend(s: list[int], f: Frame, a: Any) -> None:
+    """SIGNEXTEND."""
+    b = s.pop()
+    s[-1] = signextend(b, s[-1])
+
+
+HANDLERS = {
+    0x01: op_add, 0x02: op_mul, 0x03: op_sub, 0x04: op_div, 0x05: op_sdiv, 0x06: op_mod,
+    0x07: op_smod, 0x08: op_addmod, 0x09: op_mulmod, 0x0A: op_exp, 0x0B: op_signextend,
+}

@@ -1,0 +1,74 @@
+"""Control flow and halting: STOP, JUMP, JUMPI, PC, GAS, RETURN, REVERT, INVALID."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from secant.evm.errors import InvalidJump, InvalidOpcode, Revert, Stop
+from secant.evm.memory import expand
+
+if TYPE_CHECKING:
+    from secant.evm.frame import Frame
+
+
+def op_stop(s: list[int], f: Frame, a: Any) -> None:
+    """STOP."""
+    raise Stop
+
+
+def op_jump(s: list[int], f: Frame, a: Any) -> None:
+    """JUMP to a JUMPDEST."""
+    dest = s.pop()
+    if dest not in f.jumpdests:
+        raise InvalidJump
+    f.pc = dest
+
+
+def op_jumpi(s: list[int], f: Frame, a: Any) -> None:
+    """JUMPI: jump if the condition is non-zero."""
+    dest = s.pop()
+    if s.pop():
+        if dest not in f.jumpdests:
+            raise InvalidJump
+        f.pc = dest
+
+
+def op_pc(s: list[int], f: Frame, pc: int) -> None:
+    """PC (``pc`` fixed at analysis time)."""
+    s.append(pc)
+
+
+def op_gas(s: list[int], f: Frame, a: Any) -> None:
+    """GAS: gas left after this instruction (the block ends here, so it is exact)."""
+    s.append(f.gas)
+
+
+def op_return(s: list[int], f: Frame, a: Any) -> None:
+    """RETURN."""
+    o = s.pop()
+    size = s.pop()
+    if size:
+        expand(f, o + size)
+        f.output = bytes(f.memory[o : o + size])
+    raise Stop
+
+
+def op_revert(s: list[int], f: Frame, a: Any) -> None:
+    """REVERT."""
+    o = s.pop()
+    size = s.pop()
+    if size:
+        expand(f, o + size)
+        f.output = bytes(f.memory[o : o + size])
+    raise Revert
+
+
+def op_invalid(s: list[int], f: Frame, a: Any) -> None:
+    """INVALID (0xfe) and every byte that is no opcode in the fork."""
+    raise InvalidOpcode
+
+
+HANDLERS = {
+    0x00: op_stop, 0x56: op_jump, 0x57: op_jumpi, 0x58: op_pc, 0x5A: op_gas, 0xF3: op_return,
+    0xFD: op_revert, 0xFE: op_invalid,
+}

@@ -1,0 +1,121 @@
+"""Stack and memory: POP, PUSH*, DUP*, SWAP*, MLOAD, MSTORE, MSTORE8, MSIZE, MCOPY, KECCAK256."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from secant.evm.crypto import keccak256
+from secant.evm.memory import charge, copy_cost, expand
+
+if TYPE_CHECKING:
+    from secant.evm.frame import Frame
+
+
+def op_pop(s: list[int], f: Frame, a: Any) -> None:
+    """POP."""
+    s.pop()
+
+
+def op_push(s: list[int], f: Frame, value: int) -> None:
+    """PUSH0..PUSH32: ``value`` was decoded at analysis time."""
+    s.append(value)
+
+
+def op_dup(s: list[int], f: Frame, n: int) -> None:
+    """DUPn (``n`` = 1..16)."""
+    s.append(s[-n])
+
+
+def op_swap(s: list[int], f: Frame, i: int) -> None:
+    """SWAPn, with ``i`` = -(n + 1)."""
+    s[-1], s[i] = s[i], s[-1]
+
+
+def op_swap1(s: list[int], f: Frame, a: Any) -> None:
+    """SWAP1 (most common, specialised)."""
+    s[-1], s[-2] = s[-2], s[-1]
+
+
+def mload(f: Frame, o: int) -> int:
+    """MLOAD's semantics: the word at ``o``."""
+    end = o + 32
+    if end > len(f.memory):
+        expand(f, end)
+    return int.from_bytes(f.memory[o:end], "big")
+
+
+def mstore(f: Frame, o: int, v: int) -> None:
+    """MSTORE's semantics."""
+    end = o + 32
+    if end > len(f.memory):
+        expand(f, end)
+    f.memory[o:end] = v.to_bytes(32, "big")
+
+
+def mstore8(f: Frame, o: int, v: int) -> None:
+    """MSTORE8's semantics."""
+    if o >= len(f.memory):
+        expand(f, o + 1)
+    f.memory[o] = v & 0xFF
+
+
+def op_mload(s: list[int], f: Frame, a: Any) -> None:
+    """MLOAD."""
+    s[-1] = mload(f, s[-1])
+
+
+def op_mstore(s: list[int], f: Frame, a: Any) -> None:
+    """MSTORE."""
+    o = s.pop()
+    mstore(f, o, s.pop())
+
+
+def op_mstore8(s: list[int], f: Frame, a: Any) -> None:
+    """MSTORE8."""
+    o = s.pop()
+    mstore8(f, o, s.pop())
+
+
+def op_msize(s: list[int], f: Frame, a: Any) -> None:
+    """MSIZE."""
+    s.append(len(f.memory))
+
+
+def op_mcopy(s: list[int], f: Frame, a: Any) -> None:
+    """MCOPY (EIP-5656)."""
+    dst = s.pop()
+    src = s.pop()
+    size = s.pop()
+    if size:
+        charge(f, copy_cost(size))
+        expand(f, max(dst, src) + size)
+        mem = f.memory
+        mem[dst : dst + size] = mem[src : src + size]
+
+
+EMPTY_KECCAK = 0xC5D2460186F7233C927E7DB2DCC703C0E500B653CA82273B7BFAD8045D85A470
+
+
+def keccak_memory(f: Frame, o: int, size: int) -> int:
+    """KECCAK256's semantics: hash of ``memory[o:o+size]``, 6 gas per word."""
+    if not size:
+        return EMPTY_KECCAK
+    charge(f, 6 * ((size + 31) >> 5))
+    expand(f, o + size)
+    return int.from_bytes(keccak256(bytes(f.memory[o : o + size])), "big")
+
+
+def op_keccak256(s: list[int], f: Frame, a: Any) -> None:
+    """KECCAK256 of a memory range."""
+    o = s.pop()
+    s[-1] = keccak_memory(f, o, s[-1])
+
+
+HANDLERS = {
+    0x50: op_pop, 0x51: op_mload, 0x52: op_mstore, 0x53: op_mstore8, 0x59: op_msize,
+    0x5E: op_mcopy, 0x20: op_keccak256,
+    **{op: op_push for op in range(0x5F, 0x80)},
+    **{op: op_dup for op in range(0x80, 0x90)},
+    **{op: op_swap for op in range(0x91, 0xA0)},
+    0x90: op_swap1,
+}

@@ -1,0 +1,324 @@
+"""The EVM driver: runs messages as a loop over frames, never recursing in Python.
+
+A CALL or CREATE that needs a new frame raises ``Suspend`` inside its instruction; the driver
+then runs the child frame and, when it halts, resumes the parent with the result. A chain of
+1024 nested calls is therefore 1024 ``Frame`` objects, not 1024 Python stack frames.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from secant.evm.analysis import PLAIN, STEPPED, TRACED, CodeAnalysis, analyze
+from secant.evm.crypto import EMPTY_CODE_HASH, keccak256
+from secant.evm.errors import ExceptionalHalt, OutOfGas, Revert, StaticViolation, Stop, Suspend
+from secant.evm.forks import DEFAULT_FORK, Fork
+from secant.evm.frame import Frame
+from secant.evm.precompiles import PrecompileFailure, PrecompileFn, precompile_table
+
+if TYPE_CHECKING:
+    from secant.evm.env import BlockEnv
+    from secant.evm.inspector import Inspector
+    from secant.evm.state import WorldState
+
+STACK_DEPTH_LIMIT = 1024
+CALL, CREATE = 0xF1, 0xF0
+OK, REVERTED, FAILED, SUSPENDED = 0, 1, 2, 3
+
+
+@dataclass
+class MessageResult:
+    """Outcome of a top-level message."""
+
+    success: bool
+    reverted: bool
+    output: bytes
+    gas_left: int
+    error: str | None = None
+    created_address: int | None = None
+
+
+def _run_plain(f: Frame) -> int:
+    """Run ``f`` until it halts or suspends; the uninstrumented hot loop."""
+    blocks = f.blocks
+    stack = f.stack
+    pc = f.pc
+    try:
+        while True:
+            pc = blocks[pc](stack, f)  # type: ignore[misc]
+    except Stop:
+        return OK
+    except Suspend:
+        return SUSPENDED
+    except Revert:
+        return REVERTED
+    except ExceptionalHalt as error:
+        f.error = error.reason
+        return FAILED
+
+
+def _run_traced(f: Frame) -> int:
+    """Like ``_run_plain``, reporting every block entry to the inspector."""
+    blocks = f.blocks
+    stack = f.stack
+    on_block = f.evm.inspector.on_block  # type: ignore[union-attr]
+    pc = f.pc
+    try:
+        while True:
+            on_block(f, pc)
+            pc = blocks[pc](stack, f)  # type: ignore[misc]
+    except Stop:
+        return OK
+    except Suspend:
+        return SUSPENDED
+    except Revert:
+        return REVERTED
+    except ExceptionalHalt as error:
+        f.error = error.reason
+        return FAILED
+
+
+class Evm:
+    """Executes messages against a ``WorldState`` in a block environment under a fork.
+
+    Transaction-level values (origin, gas price, blob hashes) are set by the caller
+    (``transaction.apply_transaction`` does it) before ``execute``.
+    """
+
+    def __init__(
+        self,
+        state: WorldState,
+        env: BlockEnv,
+        fork: Fork = DEFAULT_FORK,
+        inspector: Inspector | None = None,
+    ) -> None:
+        self.state = state
+        self.env = env
+        self.fork = fork
+        self.inspector = inspector
+        if inspector is None:
+            self.variant = PLAIN
+        else:
+            self.variant = STEPPED if inspector.wants_steps else TRACED
+        self._run = _run_plain if inspector is None else _run_traced
+        self.precompiles: dict[int, PrecompileFn] = precompile_table(fork.name)
+        self.origin = 0
+        self.gas_price = 0
+        self.blob_hashes: tuple[bytes, ...] = ()
+        self.blob_base_fee = (
+            env.blob_base_fee(fork.blob_base_fee_update_fraction)
+            if fork.max_blobs_per_block
+            else 0
+        )
+        self._next: Frame | None = None
+
+    def analyze(self, code: bytes, code_hash: bytes) -> CodeAnalysis:
+        """The cached analysis of ``code`` for this EVM's fork."""
+        return analyze(code, code_hash, self.fork)
+
+    # ------------------------------------------------------------------ top level
+    def call(
+        self,
+        caller: int,
+        to: int,
+        data: bytes,
+        gas: int,
+        value: int = 0,
+        code_address: int | None = None,
+        is_static: bool = False,
+    ) -> MessageResult:
+        """Run a message call (what a transaction to ``to`` does after fees)."""
+        state = self.state
+        snapshot = state.snapshot()
+        if value:
+            state.transfer(caller, to, value)
+        code_address = to if code_address is None else code_address
+        started = self._enter(
+            CALL, caller, to, code_address, value, is_static, gas, data, 0, snapshot, None
+        )
+        if isinstance(started, Frame):
+            return self._drive(started)
+        ok, gas_left, output = started
+        return MessageResult(ok, False, output, gas_left, None if ok else "precompile failure")
+
+    def create(self, caller: int, address: int, initcode: bytes, gas: int, value: int = 0
+               ) -> MessageResult:
+        """Run a contract creation at ``address`` (collision checks are the caller's)."""
+        frame = self._create_frame(CREATE, caller, address, value, initcode, gas, 0, None)
+        result = self._drive(frame)
+        result.created_address = address if result.success else None
+        return result
+
+    # ------------------------------------------------------------------ message entry
+    def _enter(
+        self, kind: int, caller: int, address: int, code_address: int, value: int,
+        is_static: bool, gas: int, data: bytes, depth: int, snapshot: int,
+        parent: Frame | None,
+    ) -> Frame | tuple[bool, int, bytes]:
+        """Start a call whose value transfer is done: a frame to run, or an inline result."""
+        inspector = self.inspector
+        if inspector is not None:
+            inspector.on_message_start(kind, caller, address, code_address, value, gas, data,
+                                       depth, is_static)
+        precompile = self.precompiles.get(code_address)
+        if precompile is not None:
+            try:
+                used, output = precompile(data, gas)
+                result = (True, gas - used, output)
+            except PrecompileFailure:
+                self.state.revert(snapshot)
+                result = (False, 0, b"")
+            if inspector is not None:
+                inspector.on_message_end(kind, address, depth, result[0], False, result[2],
+                                         result[1], None if result[0] else "precompile failure",
+                                         None)
+            return result
+        account = self.state.accounts.get(code_address)
+        if account is None or not account.code:
+            if inspector is not None:
+                inspector.on_message_end(kind, address, depth, True, False, b"", gas, None, None)
+            return (True, gas, b"")
+        return Frame(self, kind, caller, address, code_address, value, data, account.code,
+                     account.code_hash, gas, depth, is_static, snapshot, parent)
+
+    def _create_frame(
+        self, kind: int, caller: int, address: int, value: int, initcode: bytes, gas: int,
+        depth: int, parent: Frame | None,
+    ) -> Frame:
+        """Set up a creation: fresh account (nonce 1), value moved, initcode frame."""
+        state = self.state
+        snapshot = state.snapshot()
+        state.destroy_storage(address)
+        state.mark(state.tx.created, address)
+        state.increment_nonce(address)
+        if value:
+            state.transfer(caller, address, value)
+        if self.inspector is not None:
+            self.inspector.on_message_start(kind, caller, address, address, value, gas, b"",
+                                            depth, False)
+        code_hash = keccak256(initcode) if initcode else EMPTY_CODE_HASH
+        return Frame(self, kind, caller, address, address, value, b"", initcode, code_hash, gas,
+                     depth, False, snapshot, parent)
+
+    def begin_call(
+        self, parent: Frame, kind: int, caller: int, address: int, code_address: int,
+        value: int, transfer: bool, is_static: bool, gas: int, data: bytes,
+    ) -> None:
+        """Called by CALL-family instructions after gas is charged."""
+        parent.return_data = b""
+        if parent.depth >= STACK_DEPTH_LIMIT:
+            parent.gas += gas
+            parent.stack.append(0)
+            return
+        state = self.state
+        snapshot = state.snapshot()
+        if transfer and value:
+            state.transfer(caller, address, value)
+        started = self._enter(kind, caller, address, code_address, value, is_static, gas, data,
+                              parent.depth + 1, snapshot, parent)
+        if isinstance(started, Frame):
+            self._next = started
+            raise Suspend
+        ok, gas_left, output = started
+        parent.gas += gas_left
+        parent.return_data = output
+        parent.stack.append(1 if ok else 0)
+        size = parent.ret_size
+        if size and output:
+            n = min(size, len(output))
+            parent.memory[parent.ret_offset : parent.ret_offset + n] = output[:n]
+
+    def begin_create(
+        self, parent: Frame, kind: int, value: int, initcode: bytes, address: int
+    ) -> None:
+        """Called by CREATE/CREATE2 after gas is charged (generic_create in the specs)."""
+        fork = self.fork
+        if fork.initcode_limit and len(initcode) > fork.max_initcode_size:
+            raise OutOfGas
+        child_gas = parent.gas - parent.gas // 64
+        parent.gas -= child_gas
+        if parent.is_static:
+            raise StaticViolation
+        parent.return_data = b""
+        state = self.state
+        sender = state.accounts[parent.address]
+        if (
+            sender.balance < value
+            or sender.nonce == 2**64 - 1
+            or parent.depth >= STACK_DEPTH_LIMIT
+        ):
+            parent.gas += child_gas
+            parent.stack.append(0)
+            return
+        state.mark(state.tx.warm_addresses, address)
+        target = state.accounts.get(address)
+        if target is not None and (target.code or target.nonce or target.storage):
+            state.increment_nonce(parent.address)
+            parent.stack.append(0)
+            return
+        state.increment_nonce(parent.address)
+        self._next = self._create_frame(kind, parent.address, address, value, initcode,
+                                        child_gas, parent.depth + 1, parent)
+        raise Suspend
+
+    # ------------------------------------------------------------------ driving
+    def _drive(self, frame: Frame) -> MessageResult:
+        run = self._run
+        while True:
+            status = run(frame)
+            if status == SUSPENDED:
+                frame = self._next  # type: ignore[assignment]
+                continue
+            parent = self._finish(frame, status)
+            if parent is None:
+                return MessageResult(
+                    status == OK, status == REVERTED, frame.output, frame.gas, frame.error
+                )
+            frame = parent
+
+    def _finish(self, f: Frame, status: int) -> Frame | None:
+        """Settle a halted frame and hand its result to the parent; return the parent."""
+        state = self.state
+        is_create = f.kind == 0xF0 or f.kind == 0xF5
+        if status == OK and is_create:
+            code = f.output
+            deposit = 200 * len(code)
+            if code and code[0] == 0xEF:
+                f.error = "created code starts with 0xEF"
+            elif f.gas < deposit:
+                f.error = "out of gas (code deposit)"
+            elif len(code) > self.fork.max_code_size:
+                f.error = "created code exceeds the size limit"
+            else:
+                f.gas -= deposit
+                state.set_code(f.address, code)
+            if f.error is not None:
+                status = FAILED
+        if status != OK:
+            state.revert(f.snapshot)
+            if status == FAILED:
+                f.gas = 0
+                f.output = b""
+        inspector = self.inspector
+        if inspector is not None:
+            inspector.on_message_end(f.kind, f.address, f.depth, status == OK,
+                                     status == REVERTED, f.output, f.gas, f.error, f)
+        parent = f.parent
+        if parent is None:
+            if is_create and status == OK:
+                f.output = b""
+            return None
+        parent.gas += f.gas
+        if is_create:
+            parent.return_data = f.output if status == REVERTED else b""
+            parent.stack.append(f.address if status == OK else 0)
+        else:
+            output = f.output
+            parent.return_data = output
+            parent.stack.append(1 if status == OK else 0)
+            size = parent.ret_size
+            if size and output:
+                n = min(size, len(output))
+                parent.memory[parent.ret_offset : parent.ret_offset + n] = output[:n]
+        return parent
