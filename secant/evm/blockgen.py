@@ -234,7 +234,8 @@ class _BlockWriter:
             template, fold = _BINARY[op]
             a = self.pop()
             b = self.pop()
-            if _is_const(a) and _is_const(b):
+            # Traced code keeps comparisons of constants so on_branch sees their operands.
+            if _is_const(a) and _is_const(b) and not (traced and op in comparison.RELATION):
                 self.push(hex(fold(int(a, 0), int(b, 0))))
             else:
                 name = self.assign(template.format(a=a, b=b))
@@ -242,7 +243,7 @@ class _BlockWriter:
                     self.meta[name] = (comparison.RELATION[op], a, b)
         elif op == 0x15:  # ISZERO
             a = self.pop()
-            if _is_const(a):
+            if _is_const(a) and not traced:
                 self.push("0x1" if int(a, 0) == 0 else "0x0")
             else:
                 name = self.assign(f"(0 if {a} else 1)")
@@ -253,7 +254,10 @@ class _BlockWriter:
                     )
         elif op == 0x19:  # NOT
             a = self.pop()
-            self.push(hex(int(a, 0) ^ M) if _is_const(a) else self.assign(f"{a} ^ M"))
+            if _is_const(a):
+                self.push(hex(int(a, 0) ^ M))
+            else:
+                self.assign(f"{a} ^ M")
         elif op == 0x1E:  # CLZ
             a = self.pop()
             self.assign(f"256 - {a}.bit_length()")
@@ -272,6 +276,11 @@ class _BlockWriter:
         elif op in _READS:
             name = self.assign(_READS[op])
             if traced and op in _BLOCK_VALUES:
+                self.emit(f"f.evm.inspector.on_block_value(f, {pc}, {op}, {name})")
+        elif op == 0x40:  # BLOCKHASH
+            a = self.pop()
+            name = self.assign(f"f.env.block_hash({a})")
+            if traced:
                 self.emit(f"f.evm.inspector.on_block_value(f, {pc}, {op}, {name})")
         elif op == 0x51:
             a = self.pop()

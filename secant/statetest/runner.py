@@ -31,11 +31,27 @@ if TYPE_CHECKING:  # the EVM is imported when a case runs, so parsing works with
     from secant.evm.state import WorldState
     from secant.evm.transaction import Transaction
 
-SLOW_CASES: dict[str, str] = {}
+_BLAKE2F_ROUNDS = "blake2f with ~8 million rounds"
+_LOOP_EXP = "vmPerformance: a long loop of EXP"
+_STATIC_CALLS = "50,000 static calls into 50 contracts of 20 KB"
+SLOW_CASES: dict[str, str] = {
+    "loopMul": "vmPerformance: millions of MUL/MULMOD in a loop (minutes)",
+    "loopExp[8,0,0]": _LOOP_EXP,
+    "loopExp[9,0,0]": _LOOP_EXP,
+    "loopExp[10,0,0]": _LOOP_EXP,
+    "loopExp[11,0,0]": _LOOP_EXP,
+    "loopExp[12,0,0]": _LOOP_EXP,
+    "loopExp[13,0,0]": _LOOP_EXP,
+    "CALLBlake2f[9,0,0]": _BLAKE2F_ROUNDS,
+    "CALLCODEBlake2f[9,0,0]": _BLAKE2F_ROUNDS,
+    "static_Call50000bytesContract50_2": _STATIC_CALLS,
+    "static_Call50000bytesContract50_3": _STATIC_CALLS,
+    "Call50000_sha256[0,1,0]": "quadratic complexity: 50,000 calls to SHA-256",
+}
 """Test name (or ``name[d,g,v]`` for a single case) → why it is slow.
 
-These take many seconds each; pytest marks them ``slow`` and ``secant evm statetest
---skip-slow`` leaves them out.
+Each listed case took over 4 s (up to minutes) on secant's EVM; pytest runs them only with
+``SECANT_SLOW=1`` (marker ``slow``) and ``secant evm statetest --skip-slow`` leaves them out.
 """
 
 PASS = "pass"
