@@ -19,3 +19,7 @@ import secant.cli.statetest_cmd  # noqa: E402, F401  (registers ``secant evm sta
 from secant.cli.compile_cmd import register as _register_compile  # noqa: E402
 
 _register_compile(app)
+
+from secant.cli.deploy_cmd import register as _register_deploy  # noqa: E402
+
+_register_deploy(app)

@@ -227,17 +227,23 @@ class WorldState:
         if account is not None:
             self.journal.append((_ACCOUNT, address, account))
 
+    # Balance changes follow the specs' ``modify_state``: an account that a change leaves
+    # empty (EIP-161) ceases to exist, which is how touched empty accounts are cleared.
     def set_balance(self, address: int, value: int) -> None:
         """Set the balance of ``address``, creating the account if needed."""
         account = self.get_or_create(address)
         self.journal.append((_BALANCE, account, account.balance))
         account.balance = value
+        if not value and account.is_empty():
+            self.delete_account(address)
 
     def add_balance(self, address: int, amount: int) -> None:
         """Add ``amount`` (may be negative) to the balance of ``address``."""
         account = self.get_or_create(address)
         self.journal.append((_BALANCE, account, account.balance))
         account.balance += amount
+        if not account.balance and account.is_empty():
+            self.delete_account(address)
 
     def transfer(self, sender: int, recipient: int, amount: int) -> None:
         """Move ``amount`` wei; the caller has checked the sender's balance."""
@@ -245,11 +251,15 @@ class WorldState:
         src = accounts[sender]
         self.journal.append((_BALANCE, src, src.balance))
         src.balance -= amount
+        if not src.balance and src.is_empty():
+            self.delete_account(sender)
         dst = accounts.get(recipient)
         if dst is None:
             dst = self.get_or_create(recipient)
         self.journal.append((_BALANCE, dst, dst.balance))
         dst.balance += amount
+        if not dst.balance and dst.is_empty():
+            self.delete_account(recipient)
 
     def increment_nonce(self, address: int) -> None:
         """Add one to the nonce of ``address``."""

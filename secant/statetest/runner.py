@@ -373,7 +373,8 @@ def run_paths(
 
     ``emit`` receives one ``FAIL <file>::<test>[d,g,v]: reason`` line per failing case
     (with ``verbose`` also PASS/SKIP lines, counts per folder and the slowest cases) and,
-    last, the totals ``N passed, M failed, K skipped``. Raises
+    last, the totals ``N passed, M failed, K skipped``. A file that cannot be parsed counts
+    as one failure (``FAIL <file>: reason``). Raises
     :class:`~secant.statetest.fixtures.FixtureError` for a path that does not exist.
     """
     files = find_files(Path(p) for p in paths)

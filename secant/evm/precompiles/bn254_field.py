@@ -145,21 +145,33 @@ def fq6_inv(a: Fq6) -> Fq6:
 
 
 def _fq6_mul_lazy(x: Fq6, y: Fq6) -> Fq6:
-    """Return ``x * y`` with unreduced coefficients (schoolbook over Fq2)."""
+    """Return ``x * y`` with unreduced coefficients (Karatsuba over Fq2).
+
+    With ``v_k = x_k y_k``: ``c0 = v0 + xi ((x1 + x2)(y1 + y2) - v1 - v2)``,
+    ``c1 = (x0 + x1)(y0 + y1) - v0 - v1 + xi v2``, ``c2 = (x0 + x2)(y0 + y2) - v0 - v2 + v1``.
+    """
     x00, x01, x10, x11, x20, x21 = x
     y00, y01, y10, y11, y20, y21 = y
-    # s = x1*y2 + x2*y1 and t = x2*y2: the terms that wrap around through v^3 = xi.
-    sr = x10 * y20 - x11 * y21 + x20 * y10 - x21 * y11
-    si = x10 * y21 + x11 * y20 + x20 * y11 + x21 * y10
-    tr = x20 * y20 - x21 * y21
-    ti = x20 * y21 + x21 * y20
+    v00 = x00 * y00 - x01 * y01
+    v01 = x00 * y01 + x01 * y00
+    v10 = x10 * y10 - x11 * y11
+    v11 = x10 * y11 + x11 * y10
+    v20 = x20 * y20 - x21 * y21
+    v21 = x20 * y21 + x21 * y20
+    a0, a1, b0, b1 = x10 + x20, x11 + x21, y10 + y20, y11 + y21
+    t0 = a0 * b0 - a1 * b1 - v10 - v20
+    t1 = a0 * b1 + a1 * b0 - v11 - v21
+    a0, a1, b0, b1 = x00 + x10, x01 + x11, y00 + y10, y01 + y11
+    s0 = a0 * b0 - a1 * b1 - v00 - v10
+    s1 = a0 * b1 + a1 * b0 - v01 - v11
+    a0, a1, b0, b1 = x00 + x20, x01 + x21, y00 + y20, y01 + y21
     return (
-        x00 * y00 - x01 * y01 + 9 * sr - si,
-        x00 * y01 + x01 * y00 + sr + 9 * si,
-        x00 * y10 - x01 * y11 + x10 * y00 - x11 * y01 + 9 * tr - ti,
-        x00 * y11 + x01 * y10 + x10 * y01 + x11 * y00 + tr + 9 * ti,
-        x00 * y20 - x01 * y21 + x10 * y10 - x11 * y11 + x20 * y00 - x21 * y01,
-        x00 * y21 + x01 * y20 + x10 * y11 + x11 * y10 + x20 * y01 + x21 * y00,
+        v00 + 9 * t0 - t1,
+        v01 + t0 + 9 * t1,
+        s0 + 9 * v20 - v21,
+        s1 + v20 + 9 * v21,
+        a0 * b0 - a1 * b1 - v00 - v20 + v10,
+        a0 * b1 + a1 * b0 - v01 - v21 + v11,
     )
 
 
@@ -348,19 +360,21 @@ def _fq4_sqr(x0: int, x1: int, y0: int, y1: int) -> tuple[int, int, int, int]:
 # ---------------------------------------------------------------------------------- Frobenius
 
 
-def _frobenius_coefficients(power: int) -> tuple[Fq2, ...]:
-    """Return ``gamma_k = xi^(k (p^power - 1) / 6)`` for ``k = 0..5``."""
-    base = fq2_pow((9, 1), (P**power - 1) // 6)
-    coefficients = [FQ2_ONE]
+def _powers(base: Fq2) -> tuple[Fq2, ...]:
+    """Return ``base^k`` for ``k = 0..5``."""
+    powers = [FQ2_ONE]
     for _ in range(5):
-        coefficients.append(fq2_mul(coefficients[-1], base))
-    return tuple(coefficients)
+        powers.append(fq2_mul(powers[-1], base))
+    return tuple(powers)
 
 
-# (w^k)^(p^n) = w^k * gamma_k for the basis w^0..w^5 (tower order g0, h0, g1, h1, g2, h2).
-_GAMMA1 = _frobenius_coefficients(1)
-_GAMMA2 = _frobenius_coefficients(2)
-_GAMMA3 = _frobenius_coefficients(3)
+# GAMMA_n[k] = xi^(k (p^n - 1) / 6), so that (w^k)^(p^n) = GAMMA_n[k] w^k. With
+# g = xi^((p - 1) / 6): xi^((p^2 - 1) / 6) = g^(p + 1) = g conj(g), and
+# xi^((p^3 - 1) / 6) = g^(p^2 + p + 1) = g conj(g) g, as g^(p^2) = g in Fq2.
+_G = fq2_pow((9, 1), (P - 1) // 6)
+GAMMA1 = _powers(_G)
+GAMMA2 = _powers(fq2_mul(_G, fq2_conj(_G)))
+GAMMA3 = _powers(fq2_mul(fq2_mul(_G, fq2_conj(_G)), _G))
 
 
 def _frobenius(a: Fq12, gamma: tuple[Fq2, ...], conjugate: bool) -> Fq12:
@@ -378,14 +392,14 @@ def _frobenius(a: Fq12, gamma: tuple[Fq2, ...], conjugate: bool) -> Fq12:
 
 def fq12_frobenius(a: Fq12) -> Fq12:
     """Return ``a^p``."""
-    return _frobenius(a, _GAMMA1, True)
+    return _frobenius(a, GAMMA1, True)
 
 
 def fq12_frobenius2(a: Fq12) -> Fq12:
     """Return ``a^(p^2)``."""
-    return _frobenius(a, _GAMMA2, False)
+    return _frobenius(a, GAMMA2, False)
 
 
 def fq12_frobenius3(a: Fq12) -> Fq12:
     """Return ``a^(p^3)``."""
-    return _frobenius(a, _GAMMA3, True)
+    return _frobenius(a, GAMMA3, True)

@@ -10,7 +10,7 @@ from Crypto.Signature import DSS
 from secant.evm.precompiles import PrecompileFailure
 from secant.evm.precompiles.p256verify import P256_GX, P256_GY, P256_N, P256_P, p256verify
 
-KEY = ECC.construct(curve="P-256", d=0x1234567890ABCDEF1234567890ABCDEF1234567890ABCDEF1234567890ABCDEF)
+KEY = ECC.construct(curve="P-256", d=0x1234567890ABCDEF1234567890ABCDEF1234567890ABCDEF12345678)
 QX, QY = int(KEY.pointQ.x), int(KEY.pointQ.y)
 ONE = (1).to_bytes(32, "big")
 
@@ -22,7 +22,8 @@ def word(n: int) -> bytes:
 def sign(message: bytes) -> tuple[bytes, int, int]:
     digest = SHA256.new(message)
     signature = DSS.new(KEY, "fips-186-3").sign(digest)
-    return digest.digest(), int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big")
+    r, s = int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big")
+    return digest.digest(), r, s
 
 
 def sign_raw(h: int, d: int, k: int) -> tuple[int, int]:
@@ -32,7 +33,9 @@ def sign_raw(h: int, d: int, k: int) -> tuple[int, int]:
     return r, pow(k, -1, P256_N) * (h + r * d) % P256_N
 
 
-def call(h: bytes, r: int, s: int, qx: int = QX, qy: int = QY, gas: int = 6900) -> tuple[int, bytes]:
+def call(
+    h: bytes, r: int, s: int, qx: int = QX, qy: int = QY, gas: int = 6900
+) -> tuple[int, bytes]:
     return p256verify(h + word(r) + word(s) + word(qx) + word(qy), gas)
 
 

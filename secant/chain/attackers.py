@@ -1,0 +1,219 @@
+"""Attacker contracts, as sFuzz uses them: hand-assembled EVM code, no compiler needed.
+
+Both attackers expose ``attack(address target, bytes data, uint256 value)`` (payable): it
+calls ``target`` with ``data`` and ``value`` (paid from the attacker's own balance, which
+includes any ether sent along), returns the target's return data when the call succeeds and
+reverts with the target's revert data when it fails. A fuzzer makes an attacker the
+``msg.sender`` of a target function by sending the transaction to ``attack``.
+
+- The **normal attacker** reverts in its fallback: any call or ether transfer it receives
+  fails (this exposes contracts that assume a send to succeed, e.g. "gasless send" or a
+  refund that blocks everyone else).
+- The **reentrancy attacker** records the target and the calldata of its last ``attack``;
+  its fallback calls the target again with that same calldata (value 0), so a target that
+  sends it ether before updating its state is re-entered in the very function that paid.
+  A storage counter bounds the depth (``max_depth`` nested re-entries per ``attack``); with
+  less than :data:`REENTRY_MIN_GAS` gas left (the 2300 stipend of ``transfer``/``send``) the
+  fallback just accepts the ether, as a real contract would. ``reentries()`` returns how
+  many re-entries the last ``attack`` made.
+
+Storage of the reentrancy attacker: slot 0 target, slot 2 re-entries made, slot 3 maximum
+depth, slot 4 calldata length, slots ``0x100 + i`` the calldata's 32-byte words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from secant.chain.abi import Abi, encode, function_selector
+from secant.chain.asm import Item, Label, Ref, assemble
+
+__all__ = [
+    "ATTACKER_ABI",
+    "ATTACK_SELECTOR",
+    "DEFAULT_MAX_DEPTH",
+    "MAX_DEPTH_SLOT",
+    "REENTRIES_SELECTOR",
+    "REENTRY_MIN_GAS",
+    "AttackerContract",
+    "AttackerKind",
+    "attack_calldata",
+    "normal_attacker_code",
+    "reentrancy_attacker_code",
+]
+
+ATTACK_SELECTOR = function_selector("attack(address,bytes,uint256)")
+"""Selector of ``attack(address target, bytes data, uint256 value)``."""
+
+REENTRIES_SELECTOR = function_selector("reentries()")
+"""Selector of ``reentries()`` (reentrancy attacker only)."""
+
+DEFAULT_MAX_DEPTH = 3
+"""Nested re-entries the reentrancy attacker makes per ``attack`` unless configured."""
+
+MAX_DEPTH_SLOT = 3
+"""Storage slot holding the reentrancy attacker's maximum depth."""
+
+REENTRY_MIN_GAS = 10_000
+"""Below this much gas the reentrancy attacker's fallback accepts ether without re-entering."""
+
+_TARGET_SLOT, _DEPTH_SLOT, _LENGTH_SLOT, _DATA_SLOT = 0, 2, 4, 0x100
+_DATA = 0x80  # memory offset of the forwarded calldata
+_SCRATCH_TARGET, _SCRATCH_VALUE, _SCRATCH_LENGTH = 0x00, 0x20, 0x40
+
+ATTACKER_ABI = Abi.from_json([
+    {"type": "function", "name": "attack", "stateMutability": "payable",
+     "inputs": [{"name": "target", "type": "address"}, {"name": "data", "type": "bytes"},
+                {"name": "value", "type": "uint256"}],
+     "outputs": []},
+    {"type": "function", "name": "reentries", "stateMutability": "view", "inputs": [],
+     "outputs": [{"name": "", "type": "uint256"}]},
+    {"type": "fallback", "stateMutability": "payable"},
+])
+"""The ABI both attackers answer (``reentries`` returns 0 on the normal attacker)."""
+
+
+class AttackerKind(StrEnum):
+    """The two attacker contracts."""
+
+    NORMAL = "normal"
+    REENTRANCY = "reentrancy"
+
+
+def _dispatch() -> list[Item]:
+    """Jump to ``attack``/``reentries`` by selector, else to ``fallback``."""
+    return [
+        4, "CALLDATASIZE", "LT", Ref("fallback"), "JUMPI",
+        0, "CALLDATALOAD", 0xE0, "SHR",
+        "DUP1", int.from_bytes(ATTACK_SELECTOR, "big"), "EQ", Ref("attack"), "JUMPI",
+        "DUP1", int.from_bytes(REENTRIES_SELECTOR, "big"), "EQ", Ref("reentries"), "JUMPI",
+        Ref("fallback"), "JUMP",
+    ]
+
+
+def _read_attack_arguments() -> list[Item]:
+    """Decode ``attack``'s arguments: target, value and length to scratch, data to 0x80."""
+    return [
+        4, "CALLDATALOAD", (1 << 160) - 1, "AND", _SCRATCH_TARGET, "MSTORE",
+        68, "CALLDATALOAD", _SCRATCH_VALUE, "MSTORE",
+        36, "CALLDATALOAD", 4, "ADD",                    # p: where the data's length is
+        "DUP1", "CALLDATALOAD",                          # p len
+        "DUP1", _SCRATCH_LENGTH, "MSTORE",               # p len
+        "SWAP1", 32, "ADD", _DATA, "CALLDATACOPY",       # copy len bytes from p+32 to 0x80
+    ]
+
+
+def _forward_call() -> list[Item]:
+    """CALL target with the data and value; return or revert with the target's data."""
+    return [
+        0, 0, _SCRATCH_LENGTH, "MLOAD", _DATA, _SCRATCH_VALUE, "MLOAD",
+        _SCRATCH_TARGET, "MLOAD", "GAS", "CALL",
+        "RETURNDATASIZE", 0, 0, "RETURNDATACOPY",
+        Ref("forwarded"), "JUMPI",
+        "RETURNDATASIZE", 0, "REVERT",
+        Label("forwarded"),
+        "RETURNDATASIZE", 0, "RETURN",
+    ]
+
+
+def _return_word(slot: int | None) -> list[Item]:
+    """Return the storage word at ``slot`` (0 when ``slot`` is None) as a uint256."""
+    load: list[Item] = [0] if slot is None else [slot, "SLOAD"]
+    return [*load, 0, "MSTORE", 32, 0, "RETURN"]
+
+
+def normal_attacker_code() -> bytes:
+    """Runtime code of the normal attacker: ``attack`` forwards, everything else reverts."""
+    return assemble([
+        *_dispatch(),
+        Label("attack"), *_read_attack_arguments(), *_forward_call(),
+        Label("reentries"), *_return_word(None),
+        Label("fallback"), 0, 0, "REVERT",
+    ])
+
+
+def reentrancy_attacker_code() -> bytes:
+    """Runtime code of the reentrancy attacker (see the module docstring)."""
+    record_call: list[Item] = [
+        _SCRATCH_TARGET, "MLOAD", _TARGET_SLOT, "SSTORE",
+        0, _DEPTH_SLOT, "SSTORE",
+        _SCRATCH_LENGTH, "MLOAD", _LENGTH_SLOT, "SSTORE",
+        0,                                                   # i
+        Label("store_loop"),
+        _SCRATCH_LENGTH, "MLOAD", "DUP2", 32, "MUL", "LT", "ISZERO",
+        Ref("stored"), "JUMPI",                              # i*32 >= len: done
+        "DUP1", 32, "MUL", _DATA, "ADD", "MLOAD",            # i word
+        "DUP2", _DATA_SLOT, "ADD", "SSTORE",                 # storage[0x100+i] = word
+        1, "ADD", Ref("store_loop"), "JUMP",
+        Label("stored"), "POP",
+    ]
+    reenter: list[Item] = [
+        REENTRY_MIN_GAS, "GAS", "LT", Ref("accept"), "JUMPI",
+        MAX_DEPTH_SLOT, "SLOAD", _DEPTH_SLOT, "SLOAD", "LT", "ISZERO",
+        Ref("accept"), "JUMPI",                              # depth >= max: stop
+        _DEPTH_SLOT, "SLOAD", 1, "ADD", _DEPTH_SLOT, "SSTORE",
+        _LENGTH_SLOT, "SLOAD", 0,                            # len i
+        Label("load_loop"),
+        "DUP2", "DUP2", 32, "MUL", "LT", "ISZERO", Ref("loaded"), "JUMPI",
+        "DUP1", _DATA_SLOT, "ADD", "SLOAD",                  # len i word
+        "DUP2", 32, "MUL", _DATA, "ADD", "MSTORE",           # memory[0x80+32i] = word
+        1, "ADD", Ref("load_loop"), "JUMP",
+        Label("loaded"), "POP",                              # len
+        0, 0, "DUP3", _DATA, 0, _TARGET_SLOT, "SLOAD", "GAS", "CALL",
+        "POP", "POP",
+        Label("accept"), "STOP",
+    ]
+    return assemble([
+        *_dispatch(),
+        Label("attack"), *_read_attack_arguments(), *record_call, *_forward_call(),
+        Label("reentries"), *_return_word(_DEPTH_SLOT),
+        Label("fallback"), *reenter,
+    ])
+
+
+def attack_calldata(target: int, data: bytes, value: int = 0) -> bytes:
+    """Calldata for ``attack(target, data, value)``: make an attacker call ``target``."""
+    return ATTACK_SELECTOR + encode(["address", "bytes", "uint256"],
+                                    [target.to_bytes(20, "big"), bytes(data), value])
+
+
+@dataclass(frozen=True)
+class AttackerContract:
+    """An attacker contract installed on the chain."""
+
+    kind: AttackerKind
+    address: int
+    name: str
+
+    @property
+    def code(self) -> bytes:
+        """The attacker's runtime code."""
+        return code_of(self.kind)
+
+    @property
+    def hex(self) -> str:
+        """The address as ``0x`` and 40 hex digits."""
+        return f"0x{self.address:040x}"
+
+    def calldata(self, target: int, data: bytes, value: int = 0) -> bytes:
+        """Calldata that makes this attacker call ``target`` (see :func:`attack_calldata`)."""
+        return attack_calldata(target, data, value)
+
+
+_CODE: dict[AttackerKind, bytes] = {}
+
+
+def code_of(kind: AttackerKind) -> bytes:
+    """Return (and cache) the runtime code of an attacker kind."""
+    if kind not in _CODE:
+        _CODE[kind] = (normal_attacker_code() if kind is AttackerKind.NORMAL
+                       else reentrancy_attacker_code())
+    return _CODE[kind]
+
+
+def initial_storage(kind: AttackerKind, max_depth: int = DEFAULT_MAX_DEPTH) -> dict[int, int]:
+    """Return the storage an attacker starts with (the reentrancy depth bound)."""
+    if max_depth < 0:
+        raise ValueError("the reentrancy depth cannot be negative")
+    return {MAX_DEPTH_SLOT: max_depth} if kind is AttackerKind.REENTRANCY else {}

@@ -1,0 +1,379 @@
+"""Deployment: libraries first, then the contract with its constructor arguments.
+
+:class:`Deployer` puts one compiled contract on a chain (anything that satisfies
+:class:`ChainContext`, in practice :class:`~secant.chain.chain.TestChain`):
+
+1. every library the code links against is deployed first (recursively, once per chain)
+   and its address filled into the placeholders (``Bytecode.link``);
+2. constructor arguments are parsed from strings per ABI type, taken as Python values, or,
+   when none are given, generated deterministically from the seed (and a note says so);
+   a ``contract X`` parameter gets a deployed ``X`` (deployed on demand when the input
+   defines it), any other address a trusted sender;
+3. the creation transaction runs from the deployer; a revert becomes
+   :class:`~secant.chain.errors.ConstructorReverted` with the decoded reason;
+4. contracts the constructor itself created are recognised by their runtime code and
+   entered in the :class:`AddressBook` too, so every deployed contract stays callable.
+
+Runtime-only inputs (bytecode + ABI of deployed code) are installed with
+``WorldState.set_account`` at the deployer's next CREATE address.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from secant.chain.abi import Abi, AbiFunction, AbiParam, decode_revert
+from secant.chain.accounts import Sender
+from secant.chain.arguments import (
+    AddressChooser,
+    encode_arguments,
+    format_value,
+    generate_values,
+    parse_values,
+)
+from secant.chain.errors import ConstructorReverted, DeploymentFailed
+from secant.compile.artifacts import Bytecode, Compilation, CompiledContract
+from secant.compile.srcmap import SourceLocation
+from secant.evm.inspector import Inspector
+from secant.evm.transaction import TxResult
+
+__all__ = [
+    "AddressBook",
+    "ChainContext",
+    "DeployedContract",
+    "Deployer",
+    "matches_runtime",
+]
+
+_CREATE_KINDS = (0xF0, 0xF5)
+
+
+@dataclass(eq=False)
+class DeployedContract:
+    """A contract on the chain: where it lives and what it is.
+
+    ``role`` is ``main`` (the fuzzing target), ``deployed`` (another contract deployed on
+    request), ``dependency`` (deployed to fill a constructor's contract parameter),
+    ``library``, ``created`` (made by a constructor) or ``attacker``. ``compiled`` and
+    ``compilation`` are None for attackers and for created contracts whose code matches no
+    compiled contract.
+    """
+
+    name: str
+    address: int
+    abi: Abi
+    role: str
+    compiled: CompiledContract | None = None
+    compilation: Compilation | None = None
+    args: tuple[Any, ...] = ()
+    generated_args: bool = False
+    notes: tuple[str, ...] = ()
+
+    @property
+    def hex(self) -> str:
+        """The address as ``0x`` and 40 hex digits."""
+        return f"0x{self.address:040x}"
+
+    def locate(self, pc: int) -> SourceLocation | None:
+        """Return the source location of ``pc`` in this contract's runtime code, if known."""
+        if self.compiled is None or self.compilation is None:
+            return None
+        return self.compilation.locate(self.compiled, pc)
+
+    def functions(self, include_read_only: bool = False) -> list[AbiFunction]:
+        """Functions a fuzzer calls: view/pure ones only when asked; fallback/receive last."""
+        chosen = [f for f in self.abi.functions if include_read_only or not f.read_only]
+        chosen += [f for f in (self.abi.fallback, self.abi.receive) if f is not None]
+        return chosen
+
+    def __repr__(self) -> str:
+        return f"DeployedContract({self.name!r}, {self.hex}, role={self.role!r})"
+
+
+class AddressBook:
+    """Every contract on the chain, by name (unique) and by address."""
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, DeployedContract] = {}
+        self._by_address: dict[int, DeployedContract] = {}
+
+    def add(self, contract: DeployedContract) -> DeployedContract:
+        """Enter ``contract``; a taken name gets a suffix (``Token#2``)."""
+        base, count = contract.name, 1
+        while contract.name in self._by_name:
+            count += 1
+            contract.name = f"{base}#{count}"
+        self._by_name[contract.name] = contract
+        self._by_address[contract.address] = contract
+        return contract
+
+    def get(self, key: str | int) -> DeployedContract | None:
+        """Look up by name, qualified name ``source:Name``, address or hex address."""
+        if isinstance(key, int):
+            return self._by_address.get(key)
+        if key in self._by_name:
+            return self._by_name[key]
+        for contract in self._by_name.values():
+            if contract.compiled is not None and contract.compiled.qualified_name == key:
+                return contract
+        if key.lower().startswith("0x"):
+            try:
+                return self._by_address.get(int(key, 16))
+            except ValueError:
+                return None
+        return None
+
+    def at(self, address: int) -> DeployedContract | None:
+        """Return the contract at ``address`` (None for accounts without a known contract)."""
+        return self._by_address.get(address)
+
+    def names(self) -> dict[str, int]:
+        """Every name mapped to its address."""
+        return {name: c.address for name, c in self._by_name.items()}
+
+    def __iter__(self) -> Iterator[DeployedContract]:
+        return iter(list(self._by_name.values()))
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str | int) and self.get(key) is not None
+
+
+class ChainContext(Protocol):
+    """What deployment needs from a chain."""
+
+    book: AddressBook
+    seed: int
+
+    @property
+    def deployer(self) -> Sender:
+        """The sender that deploys contracts."""
+
+    @property
+    def senders(self) -> tuple[Sender, ...]:
+        """All sender accounts."""
+
+    def names(self) -> dict[str, int]:
+        """Names usable as address arguments (senders, contracts, attackers)."""
+
+    def install(self, address: int, code: bytes, balance: int = 0) -> None:
+        """Put runtime code at ``address`` directly."""
+
+    def next_create_address(self, sender: int) -> int:
+        """The address of the next CREATE by ``sender`` (and consume its nonce)."""
+
+    def transact_raw(self, sender: int, to: int | None, data: bytes, value: int,
+                     inspector: Inspector | None = None) -> TxResult:
+        """Run one transaction; raise DeploymentFailed if it is invalid."""
+
+    def code_at(self, address: int) -> bytes:
+        """The code at ``address``."""
+
+
+class _CreationRecorder(Inspector):
+    """Remembers every contract creation that succeeded during a transaction."""
+
+    def __init__(self) -> None:
+        self.created: list[int] = []
+
+    def on_message_end(self, kind: int, target: int, depth: int, success: bool,
+                       reverted: bool, output: bytes, gas_left: int, error: str | None,
+                       frame: Any) -> None:
+        if kind in _CREATE_KINDS and success:
+            self.created.append(target)
+
+
+def _masks(code: Bytecode) -> list[tuple[int, int]]:
+    ranges = [r for ref in code.immutable_references for r in ref.ranges]
+    ranges += [(offset, ref.length) for ref in code.link_references for offset in ref.offsets]
+    return ranges
+
+
+def matches_runtime(code: bytes, runtime: Bytecode) -> bool:
+    """Whether deployed ``code`` is ``runtime`` (immutables and library addresses ignored)."""
+    if runtime.empty or len(code) != runtime.size:
+        return False
+    expected = bytearray(runtime.analysis_bytes())
+    actual = bytearray(code)
+    for start, length in _masks(runtime):
+        expected[start:start + length] = bytes(length)
+        actual[start:start + length] = bytes(length)
+    return expected == actual
+
+
+def _describe_args(params: Sequence[AbiParam], values: Sequence[Any]) -> str:
+    parts = [f"{p.name + '=' if p.name else ''}{format_value(v, p)}"
+             for p, v in zip(params, values)]
+    return "(" + ", ".join(parts) + ")"
+
+
+@dataclass
+class Deployer:
+    """Deploys compiled contracts onto a chain (see the module docstring)."""
+
+    chain: ChainContext
+    libraries: dict[str, int] = field(default_factory=dict)
+    _pending: set[str] = field(default_factory=set)
+
+    # ------------------------------------------------------------------ libraries
+    def _library(self, compilation: Compilation, qualified: str, user: str) -> int:
+        if qualified in self.libraries:
+            return self.libraries[qualified]
+        library_name = qualified.rsplit(":", 1)[-1]
+        candidates = [c for c in compilation.contracts
+                      if qualified in (c.qualified_name, c.name)]
+        candidates = candidates or [c for c in compilation.contracts if c.name == library_name]
+        library = next((c for c in candidates if not c.creation.empty or not c.runtime.empty),
+                       None)
+        if library is None:
+            raise DeploymentFailed(
+                f"{user} links against library {qualified}, which is not in the input",
+                "compile the file that defines the library together with the contract")
+        if qualified in self._pending:
+            raise DeploymentFailed(f"libraries link against each other in a cycle ({qualified})",
+                                   "break the cycle between the libraries")
+        self._pending.add(qualified)
+        try:
+            address = self._create(compilation, library, [], 0, "library").address
+        finally:
+            self._pending.discard(qualified)
+        self.libraries[qualified] = address
+        self.libraries.setdefault(library.qualified_name, address)
+        return address
+
+    def _linked(self, compilation: Compilation, contract: CompiledContract,
+                code: Bytecode) -> bytes:
+        if not code.link_references:
+            try:
+                return code.to_bytes()
+            except ValueError as exc:
+                raise DeploymentFailed(f"the code of {contract.name} has unlinked library "
+                                       f"placeholders ({exc})",
+                                       "give code that is fully linked") from None
+        addresses = {ref.qualified_name: self._library(compilation, ref.qualified_name,
+                                                       contract.name)
+                     for ref in code.link_references}
+        return code.link(addresses)
+
+    # ------------------------------------------------------------------ arguments
+    def _choose_address(self, compilation: Compilation) -> AddressChooser:
+        trusted = [s.address for s in self.chain.senders if s.trusted]
+
+        def choose(param: AbiParam, rng: random.Random) -> int:
+            internal = param.internal_type or ""
+            if internal.startswith("contract "):
+                wanted = internal.removeprefix("contract ").split("[")[0].strip()
+                existing = self.chain.book.get(wanted)
+                if existing is not None:
+                    return existing.address
+                candidate = next((c for c in compilation.deployable() if c.name == wanted), None)
+                if candidate is not None and candidate.qualified_name not in self._pending:
+                    return self.deploy(compilation, candidate, role="dependency").address
+            return rng.choice(trusted)
+
+        return choose
+
+    def _arguments(self, compilation: Compilation, contract: CompiledContract,
+                   args: Sequence[Any] | None) -> tuple[list[Any], bytes, str | None]:
+        constructor = contract.abi.constructor
+        params = constructor.inputs if constructor is not None else ()
+        what = f"the constructor of {contract.name}"
+        if args is None:
+            if not params:
+                return [], b"", None
+            rng = random.Random(f"{self.chain.seed}:{contract.name}")
+            values = generate_values(params, rng, self._choose_address(compilation))
+            note = (f"no constructor arguments given for {contract.name}; generated "
+                    f"{_describe_args(params, values)} from seed {self.chain.seed} "
+                    "(pass --arg to choose them)")
+            return values, encode_arguments(params, values, what), note
+        values = parse_values(params, list(args), what, self.chain.names())
+        return values, encode_arguments(params, values, what), None
+
+    # ------------------------------------------------------------------ deployment
+    def deploy(self, compilation: Compilation, contract: CompiledContract,
+               args: Sequence[Any] | None = None, value: int = 0,
+               role: str = "main") -> DeployedContract:
+        """Deploy ``contract`` (libraries first) and enter it and its creations in the book."""
+        self._pending.add(contract.qualified_name)
+        try:
+            if contract.creation.empty:
+                return self._install_runtime(compilation, contract, args, value, role)
+            values, encoded, note = self._arguments(compilation, contract, args)
+            constructor = contract.abi.constructor
+            if value and constructor is not None and not constructor.payable:
+                raise DeploymentFailed(
+                    f"the constructor of {contract.name} is not payable but {value} wei "
+                    "were to be sent", "deploy without a value")
+            return self._create(compilation, contract, values, value, role, encoded, note)
+        finally:
+            self._pending.discard(contract.qualified_name)
+
+    def _install_runtime(self, compilation: Compilation, contract: CompiledContract,
+                         args: Sequence[Any] | None, value: int,
+                         role: str) -> DeployedContract:
+        code = self._linked(compilation, contract, contract.runtime)
+        address = self.chain.next_create_address(self.chain.deployer.address)
+        self.chain.install(address, code, value)
+        notes: tuple[str, ...] = (
+            f"{contract.name} is runtime code: installed at 0x{address:040x} without "
+            "running a constructor",)
+        if args:
+            notes += (f"constructor arguments for {contract.name} were ignored "
+                      "(runtime code has no constructor to run)",)
+        deployed = DeployedContract(contract.name, address, contract.abi, role, contract,
+                                    compilation, notes=notes)
+        return self.chain.book.add(deployed)
+
+    def _create(self, compilation: Compilation, contract: CompiledContract,
+                values: list[Any], value: int, role: str, encoded: bytes = b"",
+                note: str | None = None) -> DeployedContract:
+        initcode = self._linked(compilation, contract, contract.creation) + encoded
+        recorder = _CreationRecorder()
+        sender = self.chain.deployer.address
+        result = self.chain.transact_raw(sender, None, initcode, value, recorder)
+        generated = note is not None
+        if result.reverted:
+            constructor = contract.abi.constructor
+            params = constructor.inputs if constructor is not None else ()
+            shown = (f" (with generated arguments {_describe_args(params, values)})"
+                     if generated else "")
+            errors = [*contract.abi.errors, *(e for c in self.chain.book for e in c.abi.errors)]
+            raise ConstructorReverted(contract.name, decode_revert(result.output, errors), shown)
+        # ``error`` is checked too: a top-level creation that fails its code-size or deposit
+        # check may come back with success set (interpreter quirk), but always with an error.
+        if not result.success or result.error is not None or result.created_address is None:
+            error = result.error or "unknown error"
+            hint = ("pass --unlimited-code-size (ChainConfig.unlimited_code_size) or enable the "
+                    "optimizer" if "size" in error else
+                    "check the constructor; it must finish within the block gas limit")
+            raise DeploymentFailed(f"deploying {contract.name} failed: {error}", hint)
+        deployed = DeployedContract(contract.name, result.created_address, contract.abi, role,
+                                    contract, compilation, tuple(values), generated,
+                                    (note,) if note else ())
+        self.chain.book.add(deployed)
+        self._register_created(compilation, recorder.created, result.created_address)
+        return deployed
+
+    def _register_created(self, compilation: Compilation, created: list[int],
+                          top: int) -> None:
+        for address in created:
+            if address == top or self.chain.book.at(address) is not None:
+                continue
+            code = self.chain.code_at(address)
+            if not code:
+                continue
+            match = next((c for c in compilation.contracts
+                          if matches_runtime(code, c.runtime)), None)
+            if match is None:
+                self.chain.book.add(DeployedContract(
+                    f"created_{address:040x}"[:16], address, Abi.from_json([]), "created"))
+            else:
+                self.chain.book.add(DeployedContract(match.name, address, match.abi, "created",
+                                                     match, compilation))
+
