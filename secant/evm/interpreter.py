@@ -270,15 +270,18 @@ class Evm:
             if status == SUSPENDED:
                 frame = self._next  # type: ignore[assignment]
                 continue
-            parent = self._finish(frame, status)
+            parent, status = self._finish(frame, status)
             if parent is None:
                 return MessageResult(
                     status == OK, status == REVERTED, frame.output, frame.gas, frame.error
                 )
             frame = parent
 
-    def _finish(self, f: Frame, status: int) -> Frame | None:
-        """Settle a halted frame and hand its result to the parent; return the parent."""
+    def _finish(self, f: Frame, status: int) -> tuple[Frame | None, int]:
+        """Settle a halted frame, hand its result to the parent; return (parent, status).
+
+        The status can change here: a creation whose code fails the deposit checks fails.
+        """
         state = self.state
         is_create = f.kind == 0xF0 or f.kind == 0xF5
         if status == OK and is_create:
@@ -308,7 +311,7 @@ class Evm:
         if parent is None:
             if is_create and status == OK:
                 f.output = b""
-            return None
+            return None, status
         parent.gas += f.gas
         if is_create:
             parent.return_data = f.output if status == REVERTED else b""
@@ -321,4 +324,4 @@ class Evm:
             if size and output:
                 n = min(size, len(output))
                 parent.memory[parent.ret_offset : parent.ret_offset + n] = output[:n]
-        return parent
+        return parent, status

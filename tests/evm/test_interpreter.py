@@ -91,13 +91,33 @@ def test_1024_nested_calls_do_not_recurse_in_python(run: Run) -> None:
     assert state.storage_at(TARGET, 0) > 200
 
 
-def test_depth_limit_reached_with_cheap_frames(run: Run) -> None:
-    # Frames that cost almost nothing: the 1/64 rule leaves gas for all 1024 levels when the
-    # transaction has plenty of gas; the 1025th call fails and the chain unwinds.
-    code = asm("PUSH1 0 PUSH1 0 PUSH1 0 PUSH1 0 PUSH1 0 ADDRESS GAS CALL PUSH1 1 ADD "
-               "PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN")
-    result, _ = run(code, gas=30_000_000)
+def test_call_chain_reaches_depth_1024_then_fails_cleanly() -> None:
+    from secant.evm.env import BlockEnv
+    from secant.evm.state import WorldState
+    from secant.evm.transaction import Transaction, apply_transaction
+
+    class Depth(Inspector):
+        def __init__(self) -> None:
+            self.deepest = 0
+
+        def on_message_start(self, kind: int, sender: int, target: int, code_address: int,
+                             value: int, gas: int, data: bytes, depth: int,
+                             is_static: bool) -> None:
+            self.deepest = max(self.deepest, depth)
+
+    # Each frame calls itself with all its gas; the 1025th CALL fails (pushes 0) and every
+    # frame returns normally. 10**12 gas survives the 63/64 rule for 1024 levels.
+    code = asm("PUSH1 0 PUSH1 0 PUSH1 0 PUSH1 0 PUSH1 0 ADDRESS GAS CALL STOP")
+    state = WorldState()
+    state.set_account(0xA11CE, balance=10**30)
+    state.set_account(TARGET, code=code)
+    spy = Depth()
+    result = apply_transaction(
+        state, BlockEnv(gas_limit=10**13),
+        Transaction(sender=0xA11CE, to=TARGET, gas_limit=10**12, gas_price=1), CANCUN, spy,
+    )
     assert result.success
+    assert spy.deepest == 1024  # depths 0..1024: 1025 frames, the limit exactly
 
 
 def test_revert_keeps_gas_and_returns_data(run: Run) -> None:
@@ -210,3 +230,34 @@ def test_not_of_a_runtime_value_leaves_one_item(run: Run) -> None:
     assert result.success and word(result) == 32  # MSIZE after one MSTORE: nothing left over
     result, _ = run(asm(f"PUSH1 0 CALLDATALOAD NOT {RETURN_TOP}"), data=(0xFF).to_bytes(32, "big"))
     assert word(result) == (2**256 - 1) ^ 0xFF
+
+
+@pytest.mark.parametrize(
+    ("runtime_hex", "error"),
+    [("ef00", "created code starts with 0xEF"),
+     ("00" * (0x6000 + 1), "created code exceeds the size limit")],
+)
+def test_creation_rejected_at_deposit_is_a_failure(runtime_hex: str, error: str) -> None:
+    from secant.evm.env import BlockEnv
+    from secant.evm.state import WorldState
+    from secant.evm.transaction import Transaction, apply_transaction
+
+    runtime = bytes.fromhex(runtime_hex)
+    # initcode: CODECOPY the runtime appended after it, then RETURN it.
+    head_len = 15
+    initcode = asm(
+        f"PUSH2 {len(runtime)} PUSH2 {head_len} PUSH1 0 CODECOPY PUSH2 {len(runtime)} "
+        "PUSH1 0 RETURN"
+    )
+    assert len(initcode) == head_len
+    state = WorldState()
+    state.set_account(0xA11CE, balance=10**24)
+    result = apply_transaction(
+        state, BlockEnv(gas_limit=30_000_000),
+        Transaction(sender=0xA11CE, to=None, gas_limit=10_000_000, gas_price=1,
+                    data=initcode + runtime),
+        CANCUN,
+    )
+    assert not result.success and result.error == error
+    assert result.created_address is None
+    assert result.gas_used == 10_000_000
