@@ -21,8 +21,11 @@ contract MappingHash {
     function fill(uint256 n, address who) external returns (uint256 acc) {
         for (uint256 i = 0; i < n; i++) {
             book[i][who] = i * 7 + 1;
-            acc += uint256(keccak256(abi.encode(i, who, acc)));
-            acc += book[i][who];
+            unchecked {
+                // wrapping on purpose: the sum of hashes overflows
+                acc += uint256(keccak256(abi.encode(i, who, acc)));
+                acc += book[i][who];
+            }
         }
     }
 }

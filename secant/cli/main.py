@@ -23,3 +23,7 @@ _register_compile(app)
 from secant.cli.deploy_cmd import register as _register_deploy  # noqa: E402
 
 _register_deploy(app)
+
+from secant.cli.bench_cmd import register as _register_bench  # noqa: E402
+
+_register_bench(app)

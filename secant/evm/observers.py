@@ -7,7 +7,7 @@ into one inspector for the fuzzer. Observers are reset between test cases with `
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from secant.evm.analysis import analyze
 from secant.evm.inspector import Inspector
@@ -17,8 +17,7 @@ if TYPE_CHECKING:
     from secant.evm.frame import Frame
 
 
-@dataclass(frozen=True)
-class Branch:
+class Branch(NamedTuple):
     """One executed JUMPI: ``taken`` iff ``lhs <relation> rhs`` (see ``costs.flip_cost``)."""
 
     code_hash: bytes
@@ -31,8 +30,7 @@ class Branch:
     depth: int
 
 
-@dataclass(frozen=True)
-class StorageAccess:
+class StorageAccess(NamedTuple):
     """An SLOAD (``old`` is None) or SSTORE of ``slot`` in ``address``'s storage."""
 
     address: int

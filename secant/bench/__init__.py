@@ -1,0 +1,1 @@
+"""Benchmarks that print figures (never gates on wall-clock time)."""
