@@ -18,7 +18,8 @@ class PyEvmUnavailable(Exception):
     hint = "pip install py-evm==0.12.1b1 (a development dependency of secant)"
 
 
-def _addr(x: int) -> bytes:
+def _addr(x: int) -> Any:
+    """A 20-byte address as py-evm takes it (its ``Address`` NewType)."""
     return x.to_bytes(20, "big")
 
 
@@ -41,9 +42,11 @@ class PyEvmRunner:
         self._computation = CancunComputation
         self._message = Message
         self._tx_context = BaseTransactionContext
+        block_number: Any = number
+        mix_hash: Any = prev_randao.to_bytes(32, "big")
         context = ExecutionContext(
-            coinbase=_addr(coinbase), timestamp=timestamp, block_number=number, difficulty=0,
-            mix_hash=prev_randao.to_bytes(32, "big"), gas_limit=gas_limit, prev_hashes=[],
+            coinbase=_addr(coinbase), timestamp=timestamp, block_number=block_number,
+            difficulty=0, mix_hash=mix_hash, gas_limit=gas_limit, prev_hashes=[],
             chain_id=1, base_fee_per_gas=base_fee, excess_blob_gas=0,
         )
         self.state: Any = CancunState(AtomicDB(), context, BLANK_ROOT_HASH)
