@@ -7,6 +7,7 @@ then runs the child frame and, when it halts, resumes the parent with the result
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -39,35 +40,30 @@ class MessageResult:
     created_address: int | None = None
 
 
-def _run_plain(f: Frame) -> int:
-    """Run ``f`` until it halts or suspends; the uninstrumented hot loop."""
+def _loop_plain(f: Frame) -> None:
+    """Run ``f``'s blocks until an exception ends or suspends it: the uninstrumented loop."""
     blocks = f.blocks
     stack = f.stack
     pc = f.pc
-    try:
-        while True:
-            pc = blocks[pc](stack, f)  # type: ignore[misc]
-    except Stop:
-        return OK
-    except Suspend:
-        return SUSPENDED
-    except Revert:
-        return REVERTED
-    except ExceptionalHalt as error:
-        f.error = error.reason
-        return FAILED
+    while True:
+        pc = blocks[pc](stack, f)  # type: ignore[misc]
 
 
-def _run_traced(f: Frame) -> int:
-    """Like ``_run_plain``, reporting every block entry to the inspector."""
+def _loop_traced(f: Frame) -> None:
+    """Like ``_loop_plain``, reporting every block entry to the inspector."""
     blocks = f.blocks
     stack = f.stack
     on_block = f.evm.inspector.on_block  # type: ignore[union-attr]
     pc = f.pc
+    while True:
+        on_block(f, pc)
+        pc = blocks[pc](stack, f)  # type: ignore[misc]
+
+
+def _execute(f: Frame, loop: Callable[[Frame], None]) -> int:
+    """Run a frame with ``loop`` and map how it stopped to a status."""
     try:
-        while True:
-            on_block(f, pc)
-            pc = blocks[pc](stack, f)  # type: ignore[misc]
+        loop(f)
     except Stop:
         return OK
     except Suspend:
@@ -77,6 +73,7 @@ def _run_traced(f: Frame) -> int:
     except ExceptionalHalt as error:
         f.error = error.reason
         return FAILED
+    raise AssertionError("the frame loop only ends by an exception")  # pragma: no cover
 
 
 class Evm:
@@ -101,7 +98,7 @@ class Evm:
             self.variant = PLAIN
         else:
             self.variant = STEPPED if inspector.wants_steps else TRACED
-        self._run = _run_plain if inspector is None else _run_traced
+        self._loop = _loop_plain if inspector is None else _loop_traced
         self.precompiles: dict[int, PrecompileFn] = precompile_table(fork.name)
         self.origin = 0
         self.gas_price = 0
@@ -264,9 +261,9 @@ class Evm:
 
     # ------------------------------------------------------------------ driving
     def _drive(self, frame: Frame) -> MessageResult:
-        run = self._run
+        loop = self._loop
         while True:
-            status = run(frame)
+            status = _execute(frame, loop)
             if status == SUSPENDED:
                 frame = self._next  # type: ignore[assignment]
                 continue
