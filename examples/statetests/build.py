@@ -4,7 +4,8 @@ Run from the project root: ``.venv/bin/python examples/statetests/build.py``. It
 ``bench/contracts/Token.sol`` with solc-js, puts the deployed token in the pre-state with a
 funded holder, and fills three transactions (a transfer, a transfer that reverts, an
 approve) with secant's EVM: each case's expected state root and logs hash. The test suite
-re-runs the file and cross-checks it against py-evm (tests/evm/test_examples.py).
+re-runs the file and replays its calls on py-evm
+(tests/examples/test_statetest_example.py).
 """
 
 from __future__ import annotations
