@@ -36,6 +36,11 @@ def statetest_command(
     if jobs < 1:
         raise SecantError(f"--jobs must be at least 1, got {jobs}")
     files = find_files(paths)  # a missing path is a user error (exit 2), checked first
+    if not files:
+        raise SecantError(
+            f"no state-test JSON files under {', '.join(str(p) for p in paths)}",
+            "give state-test files or folders, e.g. ../shared/evm-fixtures",
+        )
     from secant.statetest.runner import run_paths
 
     summary = run_paths(files, skip_slow=skip_slow, jobs=jobs, verbose=verbose,

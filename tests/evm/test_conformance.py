@@ -272,3 +272,14 @@ def test_fixture_file(file: Path | None, only_slow: bool) -> None:
     assert not failures, f"{len(failures)} failing case(s):\n" + "\n".join(failures[:20])
     if only_slow:
         assert any(o.status == PASS for o in report.outcomes)
+
+
+def test_cli_refuses_a_folder_without_state_tests(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from secant.cli.main import app
+
+    result = CliRunner().invoke(app, ["evm", "statetest", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "no state-test JSON files under" in result.output
+    assert "Traceback" not in result.output
