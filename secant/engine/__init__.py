@@ -1,0 +1,1 @@
+"""The greybox engine: corpus, feedback, schedules, mutators, prediction, the fuzz loop."""
