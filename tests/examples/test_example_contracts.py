@@ -64,6 +64,12 @@ CASES: list[tuple[str, str, str, list[Step], list[Step]]] = [
     ("sfuzz-y110", "SFuzzExamples.sol", "MultipleObjectives",
      [("user1", "foo", [-10], 0, 0)],
      [("user1", "foo", [11], 0, 0)]),
+    ("crashme-bad!", "FuzzingBook.sol", "CrashMe",
+     [("user1", "crashme", [b"bad!x"], 0, 0)],
+     [("user1", "crashme", [b"bad?"], 0, 0)]),
+    ("maze-solved", "FuzzingBook.sol", "Maze",
+     [("user1", "walk", [b"DDDDRRRRUULLUURRRRDDDD"], 0, 0)],
+     [("user1", "walk", [b"DDDDRRRRUULLUURRRRDDD"], 0, 0)]),
     ("sfuzz-y10010", "SFuzzExamples.sol", "MultipleObjectives",
      [("user1", "foo", [100], 0, 0)],
      [("user1", "foo", [99], 0, 0)]),
@@ -111,6 +117,14 @@ def test_crowdsale_withdraw_and_refund_need_their_sequences() -> None:
 
 
 @needs_node
+def test_maze_walls_revert() -> None:
+    _, wall = run("FuzzingBook.sol", "Maze", [("user1", "walk", [b"R"], 0, 0)])
+    assert wall.reverted and wall.revert is not None and wall.revert.message == "wall"
+    _, partial = run("FuzzingBook.sol", "Maze", [("user1", "walk", [b"DDDD"], 0, 0)])
+    assert partial.success and partial.value == 4
+
+
+@needs_node
 def test_opposite_game_try_needs_the_quiz_and_100_finney() -> None:
     start = ("user1", "start_quiz_game", ["q?", "yes"], 0, 0)
     _, won = run("SFuzzExamples.sol", "OppositeGame",
@@ -130,6 +144,8 @@ def test_opposite_game_try_needs_the_quiz_and_100_finney() -> None:
     ("DerivedConstant.sol", "DerivedConstant", {"check"}),
     ("HarveyFoo.sol", "Foo", {"Bar", "SetY", "IncX", "CopyY"}),
     ("SFuzzExamples.sol", "MultipleObjectives", {"foo"}),
+    ("FuzzingBook.sol", "CrashMe", {"crashme"}),
+    ("FuzzingBook.sol", "Maze", {"walk"}),
 ])
 def test_targets_are_fuzzable(file: str, contract: str, functions: set[str]) -> None:
     chain = TestChain.setup(compiled(file), contract=contract)
