@@ -61,6 +61,23 @@ CASES: list[tuple[str, str, str, list[Step], list[Step]]] = [
     ("foo-incx-42", "HarveyFoo.sol", "Foo",
      [("user1", "IncX", [], 0, 0)] * 42 + [("user1", "Bar", [], 0, 0)],
      [("user1", "IncX", [], 0, 0)] * 41 + [("user1", "Bar", [], 0, 0)]),
+    ("stateful-maze-depth3", "StatefulMaze.sol", "StatefulMaze",
+     [("user1", "north", [0], 0, 0), ("user1", "north", [0], 0, 0),
+      ("user1", "east", [49], 0, 0)],
+     [("user1", "north", [0], 0, 0), ("user1", "north", [0], 0, 0),
+      ("user1", "east", [50], 0, 0)]),
+    ("stateful-maze-depth6", "StatefulMaze.sol", "StatefulMaze",
+     [("user1", m, [1001 if i == 5 else 0], 0, 0)
+      for i, m in enumerate(["north", "north", "north", "east", "east", "east"])],
+     [("user1", m, [1003 if i == 5 else 0], 0, 0)
+      for i, m in enumerate(["north", "north", "north", "east", "east", "east"])]),
+    ("stateful-maze-depth10", "StatefulMaze.sol", "StatefulMaze",
+     [("user1", m, [0xDEAD if i == 9 else 0], 0, 0)
+      for i, m in enumerate(["north", "north", "north", "east", "east", "east", "south",
+                             "south", "west", "south"])],
+     [("user1", m, [0xDEAE if i == 9 else 0], 0, 0)
+      for i, m in enumerate(["north", "north", "north", "east", "east", "east", "south",
+                             "south", "west", "south"])]),
     ("sfuzz-y110", "SFuzzExamples.sol", "MultipleObjectives",
      [("user1", "foo", [-10], 0, 0)],
      [("user1", "foo", [11], 0, 0)]),
@@ -125,6 +142,14 @@ def test_maze_walls_revert() -> None:
 
 
 @needs_node
+def test_stateful_maze_walls_and_edges_revert() -> None:
+    _, wall = run("StatefulMaze.sol", "StatefulMaze", [("user1", "east", [0], 0, 0)])
+    assert wall.reverted and wall.revert is not None and wall.revert.message == "wall"
+    _, edge = run("StatefulMaze.sol", "StatefulMaze", [("user1", "west", [0], 0, 0)])
+    assert edge.reverted and edge.revert is not None and edge.revert.message == "edge"
+
+
+@needs_node
 def test_opposite_game_try_needs_the_quiz_and_100_finney() -> None:
     start = ("user1", "start_quiz_game", ["q?", "yes"], 0, 0)
     _, won = run("SFuzzExamples.sol", "OppositeGame",
@@ -146,6 +171,7 @@ def test_opposite_game_try_needs_the_quiz_and_100_finney() -> None:
     ("SFuzzExamples.sol", "MultipleObjectives", {"foo"}),
     ("FuzzingBook.sol", "CrashMe", {"crashme"}),
     ("FuzzingBook.sol", "Maze", {"walk"}),
+    ("StatefulMaze.sol", "StatefulMaze", {"north", "east", "south", "west"}),
 ])
 def test_targets_are_fuzzable(file: str, contract: str, functions: set[str]) -> None:
     chain = TestChain.setup(compiled(file), contract=contract)
