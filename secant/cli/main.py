@@ -27,3 +27,7 @@ _register_deploy(app)
 from secant.cli.bench_cmd import register as _register_bench  # noqa: E402
 
 _register_bench(app)
+
+from secant.cli.fuzz_cmd import register as _register_fuzz  # noqa: E402
+
+_register_fuzz(app)

@@ -24,7 +24,7 @@ stalls on a non-linear condition such as ``x*x + 10 == 10010``; the safeguard co
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Hashable, Mapping
+from collections.abc import Container, Hashable, Mapping
 from dataclasses import dataclass, field
 
 CostVector = Mapping[Hashable, int]
@@ -78,7 +78,7 @@ def choose_metric(
     cost0: CostVector,
     cost1: CostVector,
     rng: random.Random,
-    prefer: Collection[Hashable] = (),
+    prefer: Container[Hashable] = (),
 ) -> Hashable | None:
     """A metric to learn from, or None; ``prefer`` holds metrics of uncovered branch sides."""
     candidates = [
@@ -109,7 +109,7 @@ def predict(
     cost1: CostVector,
     domain: Domain,
     rng: random.Random,
-    prefer: Collection[Hashable] = (),
+    prefer: Container[Hashable] = (),
 ) -> Prediction | None:
     """PREDICT(input, cost, input', cost') for inputs that differ in one parameter."""
     metric = choose_metric(cost0, cost1, rng, prefer)

@@ -304,7 +304,7 @@ class _BlockWriter:
             a = self.pop()
             name = self.assign(f"sload(f, {a})")
             if traced:
-                self.emit(f"f.evm.inspector.on_sload(f, {pc}, {a}, {name})")
+                self.emit(f"{name} = f.evm.inspector.on_sload(f, {pc}, {a}, {name})")
         elif op == 0x55:
             a = self.pop()
             b = self.pop()

@@ -43,8 +43,13 @@ class Inspector:
     ) -> None:
         """A JUMPI at ``pc`` decided ``taken`` because ``lhs <relation> rhs`` held or not."""
 
-    def on_sload(self, frame: Frame, pc: int, slot: int, value: int) -> None:
-        """SLOAD of ``slot`` returned ``value``."""
+    def on_sload(self, frame: Frame, pc: int, slot: int, value: int) -> int:
+        """SLOAD of ``slot`` read ``value``; the returned value is what the program sees.
+
+        Returning something other than ``value`` overrides the read without touching the
+        state (Harvey's aggressive mode fuzzes the persistent state this way).
+        """
+        return value
 
     def on_sstore(self, frame: Frame, pc: int, slot: int, old: int, new: int) -> None:
         """SSTORE wrote ``new`` over ``old`` at ``slot`` (of ``frame.address``)."""
@@ -99,10 +104,11 @@ class MultiInspector(Inspector):
         for i in self.inspectors:
             i.on_branch(frame, pc, taken, relation, lhs, rhs)
 
-    def on_sload(self, frame: Frame, pc: int, slot: int, value: int) -> None:
-        """Forward."""
+    def on_sload(self, frame: Frame, pc: int, slot: int, value: int) -> int:
+        """Forward; each inspector sees (and may override) the previous one's value."""
         for i in self.inspectors:
-            i.on_sload(frame, pc, slot, value)
+            value = i.on_sload(frame, pc, slot, value)
+        return value
 
     def on_sstore(self, frame: Frame, pc: int, slot: int, old: int, new: int) -> None:
         """Forward."""

@@ -124,9 +124,10 @@ class StorageObserver(Inspector):
         """Forget everything recorded."""
         self.accesses.clear()
 
-    def on_sload(self, frame: Frame, pc: int, slot: int, value: int) -> None:
+    def on_sload(self, frame: Frame, pc: int, slot: int, value: int) -> int:
         """Record the read."""
         self.accesses.append(StorageAccess(frame.address, pc, slot, None, value))
+        return value
 
     def on_sstore(self, frame: Frame, pc: int, slot: int, old: int, new: int) -> None:
         """Record the write."""

@@ -1,0 +1,95 @@
+"""Ablation of input prediction (Harvey's configurations A, B, C) on the bundled examples.
+
+Usage: ``.venv/bin/python bench/ablation.py [--seeds 10] [--execs 20000] [--markdown]``
+
+A: no prediction; B: prediction with iterated secant steps (``--predict-iterations 8``);
+C: one-shot prediction (``--predict-iterations 0``). For each example and configuration it
+prints the median executions and seconds to each goal over the seeds (a goal missed within
+the budget counts as the budget and is marked with ">"), and how many seeds reached it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+
+from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.chain.chain import TestChain
+from secant.compile.loader import load
+from secant.engine.fuzzer import FuzzConfig
+from secant.targets.contract import ExecResult
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "contracts"
+CONFIGS = {"A": dict(predict=False), "B": dict(predict=True, predict_iterations=8),
+           "C": dict(predict=True, predict_iterations=0)}
+
+
+def baz_label(result: ExecResult) -> str | None:
+    """Which of baz's five paths a run took (2 is the failing assertion)."""
+    last = result.last_outcome
+    if result.panics:
+        return "path 2 (assert)"
+    if last.success and len(last.output) == 32:
+        return f"path {int.from_bytes(last.output, 'big')}"
+    return None
+
+
+def panic_label(result: ExecResult) -> str | None:
+    """The assertion goal of a single-bug example."""
+    return "assertion" if result.panics else None
+
+
+EXAMPLE_GOALS: list[tuple[str, str, Callable[[ExecResult], str | None], list[str]]] = [
+    ("Baz.sol", "Baz", baz_label, [f"path {n}" for n in (1, 3, 4, 5)] + ["path 2 (assert)"]),
+    ("DerivedConstant.sol", "DerivedConstant", panic_label, ["assertion"]),
+    ("FuzzingBook.sol", "CrashMe", panic_label, ["assertion"]),
+]
+
+
+def run_one(file: str, contract: str, label: Callable[[ExecResult], str | None],
+            config: dict[str, object], seed: int, budget: int) -> dict[str, tuple[int, float]]:
+    chain = TestChain.setup(load([EXAMPLES / file]), contract=contract)
+    campaign = Campaign(chain, CampaignConfig(FuzzConfig(seed=seed, max_execs=budget,
+                                                         **config)))  # type: ignore[arg-type]
+    fuzzer = campaign.fuzzer
+    reached: dict[str, tuple[int, float]] = {}
+
+    def observe(result: ExecResult) -> None:
+        name = label(result)
+        if name is not None and name not in reached:
+            # The observer runs inside execute(), after the execution was counted.
+            reached[name] = (fuzzer.stats.execs, fuzzer.stats.elapsed)
+
+    fuzzer.observers.append(observe)
+    campaign.run()
+    return reached
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--execs", type=int, default=20000)
+    parser.add_argument("--markdown", action="store_true")
+    args = parser.parse_args()
+    print("| example | goal | config | median execs | median s | seeds reached |")
+    print("|---|---|---|---:|---:|---:|")
+    for file, contract, label, goals in EXAMPLE_GOALS:
+        runs = {name: [run_one(file, contract, label, config, seed, args.execs)
+                       for seed in range(args.seeds)] for name, config in CONFIGS.items()}
+        for goal in goals:
+            for name in CONFIGS:
+                hits = [r.get(goal) for r in runs[name]]
+                execs = [h[0] if h else args.execs for h in hits]
+                secs = [h[1] for h in hits if h]
+                reached = sum(1 for h in hits if h)
+                median = statistics.median(execs)
+                shown = f">{args.execs}" if reached <= args.seeds // 2 else f"{median:.0f}"
+                seconds = f"{statistics.median(secs):.2f}" if reached > args.seeds // 2 else "-"
+                print(f"| {contract} | {goal} | {name} | {shown} | {seconds} | "
+                      f"{reached}/{args.seeds} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

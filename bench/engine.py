@@ -1,0 +1,88 @@
+"""Benchmark: the whole greybox loop's executions/s next to the bare EVM's (ERC-20 transfer).
+
+Usage: ``.venv/bin/python bench/engine.py [--execs 20000] [--seed 0]``
+
+Three figures on ``Token.transfer(address,uint256)`` (bench/contracts/Token.sol):
+
+* bare EVM: reset to the post-deployment snapshot and send one prepared transfer, no
+  instrumentation (what a blackbox replay costs);
+* instrumented EVM: the same with the fuzzer's trace recorder attached;
+* the loop: ``Fuzzer.fuzz`` with mutation, prediction, cost vectors, path ids and the
+  corpus, fuzzing only ``transfer``.
+
+The loop's own overhead per execution is the loop's time minus the instrumented EVM's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from secant.chain.chain import TestChain
+from secant.compile.loader import load
+from secant.engine.dictionary import Dictionary, code_constants
+from secant.engine.fuzzer import FuzzConfig, Fuzzer
+from secant.engine.mutators import FunctionSpec
+from secant.engine.values import vtype
+from secant.targets.contract import ContractTarget
+from secant.targets.trace import TraceRecorder
+from secant.types import Tx
+
+TOKEN = Path(__file__).resolve().parent / "contracts" / "Token.sol"
+
+
+def bare_rate(chain: TestChain, data: bytes, sender: int, traced: bool, count: int) -> float:
+    assert chain.main is not None
+    to = chain.main.address
+    recorder = TraceRecorder() if traced else None
+    started = time.perf_counter()
+    for _ in range(count):
+        chain.reset()
+        if recorder is not None:
+            recorder.reset()
+            recorder.begin_tx(0)
+        chain.transact(sender, to, data, 0, inspector=recorder)
+    return count / (time.perf_counter() - started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--execs", type=int, default=20000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    chain = TestChain.setup(load([TOKEN]), contract="Token", args=[10**30])
+    assert chain.main is not None
+    deployer = chain.deployer.address
+    transfer = chain.main.abi.function("transfer")
+    data = transfer.encode_call([chain.sender("user1").address, 12345])
+    bare = bare_rate(chain, data, deployer, False, args.execs)
+    traced = bare_rate(chain, data, deployer, True, args.execs)
+
+    target = ContractTarget(chain)
+    spec = FunctionSpec(transfer.signature, None, tuple(vtype(p) for p in transfer.inputs),
+                        False)
+    senders = [s.address for s in chain.senders]
+    dictionary = Dictionary(code_constants(chain.code_at(chain.main.address)), senders)
+    fuzzer = Fuzzer(target.run, [spec], senders, dictionary,
+                    FuzzConfig(seed=args.seed, max_execs=args.execs))
+    fuzzer.execute((Tx(transfer.signature, (senders[1], 1), deployer),), "init")
+    started = time.perf_counter()
+    fuzzer.fuzz()
+    loop_time = time.perf_counter() - started
+    loop = (fuzzer.stats.execs - 1) / loop_time
+
+    overhead_us = (1 / loop - 1 / traced) * 1e6
+    evm_us = 1e6 / traced
+    print(f"ERC-20 transfer, {args.execs} executions each")
+    print(f"  bare EVM (plain)          {bare:10,.0f} exec/s")
+    print(f"  bare EVM (instrumented)   {traced:10,.0f} exec/s  ({evm_us:.0f} us/exec)")
+    print(f"  greybox loop              {loop:10,.0f} exec/s  (corpus {len(fuzzer.corpus)}, "
+          f"predictions {fuzzer.stats.prediction.attempts})")
+    print(f"loop overhead per execution: {overhead_us:.0f} us "
+          f"({overhead_us / evm_us:.2f}x the instrumented EVM)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""The live progress display of a campaign (rich)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from secant.campaign.campaign import Campaign
+
+
+class ProgressView:
+    """Renders a campaign's counters as a small table."""
+
+    def __init__(self, campaign: Campaign) -> None:
+        self.campaign = campaign
+        self._totals: dict[str, int] | None = None
+
+    def render(self) -> Table:
+        """The current state as a rich table."""
+        campaign = self.campaign
+        fuzzer = campaign.fuzzer
+        stats = fuzzer.stats
+        elapsed = max(stats.elapsed, 1e-9)
+        figures = campaign.coverage_figures()
+        prediction = stats.prediction
+        table = Table(title=f"secant: {campaign.chain.main.name if campaign.chain.main else ''}",
+                      show_header=False, box=None)
+        table.add_column(style="bold cyan")
+        table.add_column()
+        table.add_row("executions", f"{stats.execs:,} ({stats.execs / elapsed:,.0f}/s)")
+        table.add_row("elapsed", f"{elapsed:.1f} s")
+        table.add_row("paths / corpus", f"{len(fuzzer.coverage.paths)} / {len(fuzzer.corpus)}")
+        table.add_row("branches", f"{figures['branches_covered']} / {figures['branches_total']}")
+        table.add_row("instructions",
+                      f"{figures['instructions_covered']} / {figures['instructions_total']}")
+        table.add_row("findings", str(len(campaign.findings)))
+        table.add_row("prediction", f"{prediction.success} ok / {prediction.fail} failed "
+                                    f"(R = {prediction.rate:.2f})")
+        since = stats.execs - stats.last_new_path_exec
+        table.add_row("last new path", f"{since:,} execs ago")
+        for line in campaign.extra_progress():
+            table.add_row(*line)
+        return table

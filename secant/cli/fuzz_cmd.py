@@ -1,0 +1,165 @@
+"""``secant fuzz``: compile, deploy and fuzz a contract; live progress; summary.json."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from secant.errors import SecantError, cli_errors
+
+if TYPE_CHECKING:
+    from secant.campaign.campaign import Campaign
+
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
+SCHEDULES = ("uniform", "afl", "aflfast", "aflgo")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``fuzz`` to the main app."""
+    app.command("fuzz")(fuzz_command)
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in ``90``, ``30s``, ``5m``, ``1.5h`` or ``500ms``."""
+    match = _DURATION_RE.match(text)
+    if match is None:
+        raise SecantError(f"cannot read the duration {text!r}",
+                          "write it like 90, 30s, 5m or 1h")
+    number = float(match.group(1))
+    scale = {"ms": 0.001, "s": 1.0, None: 1.0, "m": 60.0, "h": 3600.0}[match.group(2)]
+    return number * scale
+
+
+@cli_errors
+def fuzz_command(
+    path: Annotated[Path, typer.Argument(
+        help="A Solidity/Vyper file, a Foundry or Hardhat project, or .bin + .abi")],
+    contract: Annotated[str | None, typer.Option(
+        "--contract", "-c", help="Fuzz this contract (Name or source:Name).")] = None,
+    time_budget: Annotated[str | None, typer.Option(
+        "--time", help="Wall-time budget, e.g. 30s, 5m, 1h (default 5m without --execs).")
+    ] = None,
+    execs: Annotated[int | None, typer.Option(
+        "--execs", help="Execution budget (deterministic for a given seed).")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Campaign seed.")] = 0,
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="Output directory (corpus/, findings/, summary.json).")
+    ] = Path("secant-out"),
+    schedule: Annotated[str | None, typer.Option(
+        "--schedule", help="Power schedule: uniform, afl, aflfast (default) or aflgo.")
+    ] = None,
+    target: Annotated[str | None, typer.Option(
+        "--target", help="Directed fuzzing target FILE:LINE (or pc:N); implies aflgo.")
+    ] = None,
+    no_predict: Annotated[bool, typer.Option(
+        "--no-predict", help="Turn off input prediction (Harvey's configuration A).")
+    ] = False,
+    predict_iterations: Annotated[int, typer.Option(
+        "--predict-iterations", help="Secant iterations after the first prediction "
+                                     "(0 is Harvey's configuration C).")] = 8,
+    fork: Annotated[str, typer.Option("--fork", help="EVM fork of the chain.")] = "cancun",
+    solc_version: Annotated[str | None, typer.Option(
+        "--solc-version", help="Use this solc version instead of the newest allowed.")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live display.")] = False,
+    fail_on_findings: Annotated[bool, typer.Option(
+        "--fail-on-findings", help="Exit with 1 when anything was found (for CI).")] = False,
+) -> None:
+    """Fuzz a contract with Harvey-style prediction; write OUT/summary.json."""
+    from secant.campaign.campaign import Campaign, CampaignConfig
+    from secant.chain.chain import ChainConfig, TestChain
+    from secant.compile.loader import load
+    from secant.compile.solc import SolcManager
+    from secant.compile.solidity import CompileOptions
+    from secant.engine.fuzzer import FuzzConfig
+    from secant.evm.forks import get_fork
+
+    chosen = schedule or ("aflgo" if target else "aflfast")
+    if chosen not in SCHEDULES:
+        raise SecantError(f"unknown schedule {chosen!r}",
+                          f"use one of {', '.join(SCHEDULES)}")
+    if chosen == "aflgo" and target is None:
+        raise SecantError("the aflgo schedule needs a target",
+                          "pass --target File.sol:LINE (or pc:N)")
+    if predict_iterations < 0:
+        raise SecantError("--predict-iterations must be 0 or more",
+                          "use 0 for one-shot prediction")
+    if execs is not None and execs <= 0:
+        raise SecantError("--execs must be positive", "pass a number of executions")
+    max_time = parse_duration(time_budget) if time_budget else (None if execs else 300.0)
+    try:
+        chosen_fork = get_fork(fork)
+    except ValueError as exc:
+        raise SecantError(str(exc), "pass --fork with one of those names") from None
+    config = FuzzConfig(seed=seed, max_execs=execs, max_time=max_time, schedule=chosen,
+                        predict=not no_predict, predict_iterations=predict_iterations)
+    with SolcManager() as manager:
+        compilations = load([path], CompileOptions(solc_version=solc_version), manager)
+        for note in manager.notes:
+            print(f"note: {note}", file=sys.stderr)
+    chain = TestChain.setup(compilations, contract, None, 0,
+                            ChainConfig(fork=chosen_fork, seed=seed))
+    for note in chain.notes:
+        print(f"note: {note}", file=sys.stderr)
+    out.mkdir(parents=True, exist_ok=True)
+    campaign_config = CampaignConfig(fuzz=config, out=out)
+    if target is not None:
+        from secant.campaign.directed import resolve_target
+        campaign_config.target_pcs = resolve_target(target, chain)
+    campaign = Campaign(chain, campaign_config)
+    for note in campaign.notes:
+        print(f"note: {note}", file=sys.stderr)
+    summary = _run(campaign, quiet)
+    _print_summary(summary, out)
+    if fail_on_findings and summary["findings"]:
+        raise typer.Exit(1)
+
+
+def _run(campaign: Campaign, quiet: bool) -> dict[str, Any]:
+    """Run with a live display (unless quiet); Ctrl-C ends the campaign cleanly."""
+    if quiet or not sys.stdout.isatty():
+        try:
+            return campaign.run()
+        except KeyboardInterrupt:
+            return campaign.finish()
+    from rich.live import Live
+
+    from secant.campaign.progress import ProgressView
+
+    view = ProgressView(campaign)
+    with Live(view.render(), refresh_per_second=4, transient=False) as live:
+        last = 0.0
+
+        def refresh() -> None:
+            nonlocal last
+            now = time.perf_counter()
+            if now - last >= 0.25:
+                last = now
+                live.update(view.render())
+
+        campaign.fuzzer.on_progress = refresh
+        try:
+            summary = campaign.run()
+        except KeyboardInterrupt:
+            summary = campaign.finish()
+        live.update(view.render())
+    return summary
+
+
+def _print_summary(summary: dict[str, Any], out: Path) -> None:
+    findings = summary["findings"]
+    typer.echo(f"{summary['execs']} executions in {summary['elapsed_s']:.1f} s, "
+               f"{summary['paths']} paths, {summary['branches_covered']}/"
+               f"{summary['branches_total']} branches, {len(findings)} finding(s)")
+    for finding in findings:
+        where = finding["source"] or f"pc {finding['pc']}"
+        typer.echo(f"  [{finding['kind']}] {finding['contract']}.{finding['function']} at "
+                   f"{where}: {finding['detail']} (after {finding['execs_to_find']} execs)")
+        typer.echo(f"      sequence: {json.dumps(finding['sequence'])}")
+    typer.echo(f"summary: {out / 'summary.json'}")

@@ -1,0 +1,129 @@
+"""Assertion failures and other Solidity panics (SWC-110), deduplicated by failing check.
+
+solc >= 0.8 sends every failing ``assert`` (and every overflow, division by zero, ...) of a
+contract through one shared panic routine, and the optimizer merges identical revert
+tails, so the reverting pc says nothing about *which* check failed. The check is the site
+in user code that jumped into the routine: walking the panicking frame's block trail
+backwards, the last block that ends in a JUMP or JUMPI whose source-map location lies in a
+user source file (generated Yul helpers have no user location). Without a source map, the
+last block ending in a JUMPI (the failed condition) is the site. INVALID (0xfe), how solc
+< 0.8 compiles ``assert``, is an assertion failure found the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from secant.chain.chain import TestChain
+from secant.chain.deploy import DeployedContract
+from secant.evm.analysis import analyze
+from secant.evm.crypto import keccak256
+from secant.evm.forks import Fork
+from secant.evm.opcodes import JUMP, JUMPI
+from secant.targets.contract import ExecResult
+from secant.targets.trace import PanicEvent
+
+PANIC_NAMES = {
+    0x00: "generic compiler panic",
+    0x01: "assertion failed",
+    0x11: "arithmetic overflow or underflow",
+    0x12: "division or modulo by zero",
+    0x21: "invalid enum conversion",
+    0x22: "invalid storage byte array encoding",
+    0x31: "pop() on an empty array",
+    0x32: "array index out of bounds",
+    0x41: "too much memory allocated",
+    0x51: "call to a zero-initialised internal function",
+}
+_PANIC_SWC = {0x01: "SWC-110", 0x11: "SWC-101"}
+
+
+@dataclass(frozen=True)
+class PanicSite:
+    """The failing check of a panic: contract, site pc, source and function."""
+
+    contract: DeployedContract
+    pc: int
+    source: str | None
+    function: str | None
+    panic_code: int | None
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        """The deduplication key of the finding."""
+        return ("panic", self.contract.address, self.pc, self.panic_code)
+
+    @property
+    def kind(self) -> str:
+        """``assertion`` for Panic(0x01) and INVALID, ``panic`` for other codes."""
+        return "assertion" if self.panic_code in (None, 0x01) else "panic"
+
+    @property
+    def swc(self) -> str:
+        """The SWC class (SWC-110 for assertions, SWC-101 for overflow)."""
+        if self.panic_code is None:
+            return "SWC-110"
+        return _PANIC_SWC.get(self.panic_code, "")
+
+    @property
+    def detail(self) -> str:
+        """A one-line description."""
+        if self.panic_code is None:
+            return "INVALID opcode reached (assert in solc < 0.8)"
+        name = PANIC_NAMES.get(self.panic_code, "unknown panic code")
+        return f"Panic(0x{self.panic_code:02x}): {name}"
+
+
+class AssertionOracle:
+    """Turns the panics of a run in the chain's own (non-attacker) contracts into sites."""
+
+    def __init__(self, chain: TestChain, fork: Fork) -> None:
+        self.fork = fork
+        self._contracts: dict[bytes, DeployedContract] = {}
+        for contract in chain.contracts:
+            if contract.role == "attacker":
+                continue
+            code = chain.code_at(contract.address)
+            if code:
+                self._contracts.setdefault(keccak256(code), contract)
+        self._block_ends: dict[bytes, dict[int, tuple[int, int]]] = {}
+
+    def check(self, result: ExecResult) -> list[PanicSite]:
+        """The failing checks of a run (one per panicking frame in target code)."""
+        sites = []
+        for event in result.panics:
+            contract = self._contracts.get(event.code_hash)
+            if contract is not None:
+                sites.append(self.site(event, contract))
+        return sites
+
+    def _ends(self, event: PanicEvent) -> dict[int, tuple[int, int]]:
+        """Block start -> (pc, opcode) of the block's last instruction."""
+        ends = self._block_ends.get(event.code_hash)
+        if ends is None:
+            analysis = analyze(event.code, event.code_hash, self.fork)
+            ends = {start: (instrs[-1][0], instrs[-1][1]) for start, instrs in analysis.blocks}
+            self._block_ends[event.code_hash] = ends
+        return ends
+
+    def site(self, event: PanicEvent, contract: DeployedContract) -> PanicSite:
+        """Find the check in user code that led to ``event`` (see the module docstring)."""
+        ends = self._ends(event)
+        fallback: int | None = None
+        for start in reversed(event.trail):
+            end = ends.get(start)
+            if end is None:
+                continue
+            pc, op = end
+            if op not in (JUMP, JUMPI):
+                continue
+            location = contract.locate(pc)
+            if location is not None:
+                return PanicSite(contract, pc, f"{location.source}:{location.line}",
+                                 location.function,
+                                 event.panic_code)
+            if op == JUMPI and fallback is None:
+                fallback = pc
+        if fallback is None:
+            fallback = event.trail[-1] if event.trail else 0
+        return PanicSite(contract, fallback, None, None, event.panic_code)

@@ -1,0 +1,182 @@
+"""The fuzzer's one inspector: everything the engine and the oracles read from a run.
+
+One flat inspector (rather than a ``MultiInspector`` of observers) because its hooks run
+for every basic block and every JUMPI of every execution: each hook is a couple of
+appends into containers that the executor hands over to the ``ExecResult`` untouched.
+
+What it records for a whole test case:
+
+* ``blocks``/``edges``: instruction coverage (basic-block starts) and branch edges per code;
+* ``branches``: every JUMPI in order as ``(code_hash, pc, taken, relation, lhs, rhs)`` with
+  ``branch_marks[i]`` the index where transaction ``i`` starts (cost vectors, path ids);
+* ``sstores``: ``(code_hash, pc, slot)`` with ``sstore_marks`` likewise (arbitrary-write
+  costs), ``sloads``: ``(tx, address, slot)`` of the last transaction's own contract reads;
+* ``panics``: Solidity panics and INVALID halts with the block trail of their frame, so the
+  assertion oracle can find the check in user code that jumped into the panic routine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from secant.chain.abi import PANIC_SELECTOR
+from secant.evm.inspector import Inspector
+
+if TYPE_CHECKING:
+    from secant.evm.frame import Frame
+
+BranchEvent = tuple[bytes, int, bool, str, int, int]
+"""(code hash, pc, taken, relation, lhs, rhs) of one executed JUMPI."""
+
+_TRAIL_KEEP = 256  # blocks of a panicking frame kept for the oracle (the site is recent)
+
+
+@dataclass(frozen=True)
+class PanicEvent:
+    """A frame that ended in a Solidity panic (``code`` set) or at an INVALID (``code`` None).
+
+    ``trail`` holds the last basic-block starts the frame executed, oldest first.
+    """
+
+    tx: int
+    address: int
+    code_hash: bytes
+    code: bytes
+    depth: int
+    panic_code: int | None
+    trail: tuple[int, ...]
+    output: bytes
+
+
+class TraceRecorder(Inspector):
+    """Coverage, branch operands, storage accesses and panics of one test case."""
+
+    def __init__(self) -> None:
+        self.overrides: dict[int, int] = {}
+        self.override_address: int | None = None
+        self.reset()
+
+    def reset(self) -> None:
+        """Start a new test case with fresh containers (the old ones belong to a result)."""
+        self.blocks: set[tuple[bytes, int]] = set()
+        self.edges: set[tuple[bytes, int, bool]] = set()
+        self.branches: list[BranchEvent] = []
+        self.branch_marks: list[int] = []
+        self.sstores: list[tuple[bytes, int, int]] = []
+        self.sstore_marks: list[int] = []
+        self.sloads: list[tuple[int, int, int]] = []
+        self.panics: list[PanicEvent] = []
+        self.tx = 0
+        self._trails: list[list[int]] = [[] for _ in range(8)]
+
+    def begin_tx(self, index: int, overrides: dict[int, int] | None = None,
+                 override_address: int | None = None) -> None:
+        """Mark the start of transaction ``index``; ``overrides`` replace its SLOAD results.
+
+        Overrides apply to reads of ``override_address``'s storage only.
+        """
+        self.tx = index
+        self.branch_marks.append(len(self.branches))
+        self.sstore_marks.append(len(self.sstores))
+        self.overrides = overrides or {}
+        self.override_address = override_address
+
+    # ------------------------------------------------------------------ hooks
+    def on_message_start(
+        self, kind: int, sender: int, target: int, code_address: int, value: int, gas: int,
+        data: bytes, depth: int, is_static: bool,
+    ) -> None:
+        """Give the new frame an empty block trail."""
+        trails = self._trails
+        while len(trails) <= depth:
+            trails.append([])
+        trails[depth] = []
+
+    def on_block(self, frame: Frame, pc: int) -> None:
+        """Record the block for coverage and for the frame's trail."""
+        self.blocks.add((frame.code_hash, pc))
+        self._trails[frame.depth].append(pc)
+
+    def on_branch(
+        self, frame: Frame, pc: int, taken: bool, relation: str, lhs: int, rhs: int
+    ) -> None:
+        """Record the edge and the comparison that decided it."""
+        code_hash = frame.code_hash
+        self.edges.add((code_hash, pc, taken))
+        self.branches.append((code_hash, pc, taken, relation, lhs, rhs))
+
+    def on_sload(self, frame: Frame, pc: int, slot: int, value: int) -> int:
+        """Record reads of the target; apply aggressive-mode overrides."""
+        if frame.address == self.override_address:
+            self.sloads.append((self.tx, frame.address, slot))
+            overrides = self.overrides
+            if slot in overrides:
+                return overrides[slot]
+        return value
+
+    def on_sstore(self, frame: Frame, pc: int, slot: int, old: int, new: int) -> None:
+        """Record the write's slot (the arbitrary-write cost needs it)."""
+        self.sstores.append((frame.code_hash, pc, slot))
+
+    def on_message_end(
+        self, kind: int, target: int, depth: int, success: bool, reverted: bool, output: bytes,
+        gas_left: int, error: str | None, frame: Frame | None,
+    ) -> None:
+        """Keep panics (not those bubbling up unchanged from a deeper frame)."""
+        if frame is None or success:
+            return
+        panic_code: int | None
+        if reverted and len(output) == 36 and output[:4] == PANIC_SELECTOR:
+            panic_code = int.from_bytes(output[4:], "big")
+        elif error == "invalid opcode" and self._ends_at_invalid(frame, depth):
+            panic_code = None
+        else:
+            return
+        panics = self.panics
+        if panics:
+            last = panics[-1]
+            if last.tx == self.tx and last.depth > depth and last.output == output:
+                return  # the caller re-raised the callee's panic
+        trail = self._trails[depth]
+        panics.append(PanicEvent(self.tx, frame.address, frame.code_hash, frame.code, depth,
+                                 panic_code, tuple(trail[-_TRAIL_KEEP:]), output))
+
+    def _ends_at_invalid(self, frame: Frame, depth: int) -> bool:
+        """Whether the frame's last block ends with the INVALID instruction (0xfe)."""
+        trail = self._trails[depth]
+        if not trail:
+            return False
+        code = frame.code
+        pc = trail[-1]
+        # Walk the block's instructions to its last one (blocks are short).
+        last = pc
+        while pc < len(code):
+            op = code[pc]
+            last = pc
+            if op == 0xFE or op in (0x00, 0x56, 0x57, 0xF3, 0xFD, 0xFF):
+                break
+            pc += 1 + (op - 0x5F if 0x60 <= op <= 0x7F else 0)
+        return last < len(code) and code[last] == 0xFE
+
+
+class TransitionRecorder(TraceRecorder):
+    """A recorder that also keeps block-to-block transitions (for CFG completion).
+
+    Directed fuzzing needs the edges a static analysis missed (dynamic jumps such as
+    internal-function returns); the extra set insert per block is paid only when asked.
+    """
+
+    def reset(self) -> None:
+        """Start a new test case."""
+        super().reset()
+        self.transitions: set[tuple[bytes, int, int]] = set()
+
+    def on_block(self, frame: Frame, pc: int) -> None:
+        """Record the block and the transition into it."""
+        code_hash = frame.code_hash
+        self.blocks.add((code_hash, pc))
+        trail = self._trails[frame.depth]
+        if trail:
+            self.transitions.add((code_hash, trail[-1], pc))
+        trail.append(pc)

@@ -1,0 +1,138 @@
+"""Leaf value types shared by every layer: transactions, test cases, findings.
+
+A test case is a :class:`TxSeq`, a tuple of :class:`Tx` run in order from the chain's
+post-deployment snapshot. Arguments use the fuzzer's value representation (see
+``secant.engine.abicodec``): ints for integers and addresses, bools, bytes, str, and tuples
+for arrays and structs, so a whole test case is immutable and hashable.
+
+A *location* names one parameter of a test case, the unit of mutation and of prediction:
+
+* ``("arg", tx, path)``: an argument leaf of transaction ``tx``; ``path`` indexes into the
+  argument tuple and then into nested arrays/tuples;
+* ``("len", tx, path)``: the length of a dynamic argument (bytes, string, ``T[]``);
+* ``("value", tx)``, ``("sender", tx)``, ``("blocks", tx)``, ``("time", tx)``;
+* ``("slot", tx, slot)``: a storage value the transaction reads (Harvey's aggressive mode).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+Location = tuple[Any, ...]
+"""One parameter of a test case (see the module docstring)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tx:
+    """One transaction of a test case.
+
+    ``function`` is the ABI signature (``transfer(address,uint256)``) or ``fallback`` /
+    ``receive``; ``to`` is the called contract (None: the campaign's main contract).
+    ``blocks``/``time`` advance the block number and timestamp before the transaction runs.
+    ``storage`` overrides the values that SLOADs of the called contract return (slot, value),
+    used by Harvey's aggressive mode only.
+    """
+
+    function: str
+    args: tuple[Any, ...]
+    sender: int
+    value: int = 0
+    blocks: int = 0
+    time: int = 0
+    to: int | None = None
+    storage: tuple[tuple[int, int], ...] = ()
+
+    def with_args(self, args: tuple[Any, ...]) -> Tx:
+        """A copy with other arguments."""
+        return replace(self, args=args)
+
+
+TxSeq = tuple[Tx, ...]
+"""A test case: transactions run in order from the post-deployment state."""
+
+
+@dataclass(frozen=True)
+class TxOutcome:
+    """How one transaction of a test case ended."""
+
+    success: bool
+    reverted: bool
+    output: bytes
+    gas_used: int
+    error: str | None = None
+    invalid: bool = False  # rejected before execution (e.g. value above the balance)
+
+
+@dataclass
+class Finding:
+    """A bug found by an oracle, with what it takes to reproduce it.
+
+    ``key`` deduplicates findings (for assertions: the failing check's code and site).
+    ``sequence`` is the test case as JSON-ready dicts; ``execs_to_find`` and
+    ``time_to_find_s`` say when the campaign first saw it.
+    """
+
+    kind: str
+    swc: str
+    contract: str
+    function: str
+    pc: int
+    source: str | None
+    detail: str
+    key: tuple[Any, ...]
+    case: TxSeq = ()
+    sequence: list[dict[str, Any]] = field(default_factory=list)
+    execs_to_find: int = 0
+    time_to_find_s: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The finding as ``summary.json`` lists it."""
+        return {
+            "kind": self.kind,
+            "swc": self.swc,
+            "contract": self.contract,
+            "function": self.function,
+            "pc": self.pc,
+            "source": self.source,
+            "sequence": self.sequence,
+            "execs_to_find": self.execs_to_find,
+            "time_to_find_s": round(self.time_to_find_s, 3),
+            "detail": self.detail,
+        }
+
+
+def jsonable(value: Any) -> Any:
+    """A fuzzer value as JSON: bytes as 0x-hex, tuples as lists, the rest as is."""
+    if isinstance(value, bytes):
+        return "0x" + value.hex()
+    if isinstance(value, tuple | list):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def case_to_json(case: TxSeq, names: dict[str, int] | None = None) -> list[dict[str, Any]]:
+    """A test case as JSON-ready dicts.
+
+    Senders and targets are named when ``names`` (name -> address) knows them.
+    """
+    by_address = {address: name for name, address in (names or {}).items()}
+
+    def who(address: int) -> str:
+        return by_address.get(address, f"0x{address:040x}")
+
+    out = []
+    for tx in case:
+        entry: dict[str, Any] = {"function": tx.function, "args": jsonable(tx.args),
+                                 "sender": who(tx.sender)}
+        if tx.value:
+            entry["value"] = tx.value
+        if tx.blocks or tx.time:
+            entry["blocks"] = tx.blocks
+            entry["time"] = tx.time
+        if tx.to is not None:
+            entry["to"] = who(tx.to)
+        if tx.storage:
+            entry["storage"] = [[hex(slot), hex(value)] for slot, value in tx.storage]
+        out.append(entry)
+    return out

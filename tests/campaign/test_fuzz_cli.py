@@ -1,0 +1,64 @@
+"""``secant fuzz`` as a user runs it: summary.json, on-disk findings, one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from secant.cli.fuzz_cmd import parse_duration
+from secant.errors import SecantError
+from tests.compile.conftest import needs_node, run_cli
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "contracts"
+
+
+@needs_node
+def test_fuzz_writes_summary_and_findings(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = run_cli("fuzz", str(EXAMPLES / "DerivedConstant.sol"), "--execs", "500",
+                   "--seed", "3", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    for key in ("execs", "elapsed_s", "paths", "branches_covered", "instructions_covered",
+                "findings", "prediction"):
+        assert key in summary
+    assert summary["execs"] == 500
+    assert set(summary["prediction"]) >= {"attempts", "success", "fail"}
+    [finding] = summary["findings"]
+    assert set(finding) == {"kind", "swc", "contract", "function", "pc", "source", "sequence",
+                            "execs_to_find", "time_to_find_s", "detail"}
+    assert finding["swc"] == "SWC-110" and finding["contract"] == "DerivedConstant"
+    assert len(list((out / "findings").glob("*.json"))) == 1
+    assert list((out / "corpus").glob("*.json"))
+    assert "1 finding(s)" in proc.stdout
+    failing = run_cli("fuzz", str(EXAMPLES / "DerivedConstant.sol"), "--execs", "500",
+                      "--seed", "3", "--out", str(out), "--fail-on-findings")
+    assert failing.returncode == 1
+
+
+@needs_node
+@pytest.mark.parametrize("args, message", [
+    (["--schedule", "aflgo"], "the aflgo schedule needs a target"),
+    (["--schedule", "fast"], "unknown schedule 'fast'"),
+    (["--time", "5 minutes"], "cannot read the duration"),
+    (["--target", "Nope.sol:3"], "no source file 'Nope.sol'"),
+    (["--target", "Baz.sol:1"], "line 1 of"),
+    (["--execs", "0"], "--execs must be positive"),
+])
+def test_bad_options_fail_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    proc = run_cli("fuzz", str(EXAMPLES / "Baz.sol"), "--out", str(tmp_path), *args)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_durations() -> None:
+    assert parse_duration("90") == 90
+    assert parse_duration("30s") == 30
+    assert parse_duration("5m") == 300
+    assert parse_duration("1.5h") == 5400
+    assert parse_duration("500ms") == 0.5
+    with pytest.raises(SecantError):
+        parse_duration("soon")

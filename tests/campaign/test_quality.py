@@ -1,0 +1,86 @@
+"""Quality: known bugs are found within a fixed seed and execution budget.
+
+These pin the engine's effectiveness (Harvey's claim on our own code): the derived constant
+``a*3 + 7 == 57266236`` is found with input prediction and not without it in the same
+budget, and all five paths of baz are covered with its assertion.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.chain.chain import TestChain
+from secant.compile import Compilation, load
+from secant.engine.fuzzer import FuzzConfig
+from secant.targets.contract import ExecResult
+from tests.compile.conftest import needs_node
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "contracts"
+
+
+@functools.cache
+def compiled(file: str) -> list[Compilation]:
+    return load([EXAMPLES / file])
+
+
+def campaign(file: str, contract: str, **config: object) -> Campaign:
+    chain = TestChain.setup(compiled(file), contract=contract)
+    return Campaign(chain, CampaignConfig(FuzzConfig(**config)))  # type: ignore[arg-type]
+
+
+@needs_node
+def test_baz_all_five_paths_and_the_assertion() -> None:
+    run = campaign("Baz.sol", "Baz", seed=0, max_execs=3000)
+    returns: set[int] = set()
+
+    def observe(result: ExecResult) -> None:
+        last = result.last_outcome
+        if last.success and len(last.output) == 32:
+            returns.add(int.from_bytes(last.output, "big"))
+
+    run.fuzzer.observers.append(observe)
+    summary = run.run()
+    assert returns == {1, 3, 4, 5}
+    [finding] = summary["findings"]
+    assert finding["kind"] == "assertion" and finding["function"] == "baz"
+    assert Path(finding["source"]).name == "Baz.sol:18"
+    assert finding["sequence"][0]["args"][0] == 42
+    assert summary["prediction"]["success"] > 0
+
+
+@needs_node
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_derived_constant_needs_prediction(seed: int) -> None:
+    budget = 3000
+    with_prediction = campaign("DerivedConstant.sol", "DerivedConstant", seed=seed,
+                               max_execs=budget).run()
+    assert [f["kind"] for f in with_prediction["findings"]] == ["assertion"]
+    assert with_prediction["findings"][0]["sequence"][0]["args"] == [19088743]
+    without = campaign("DerivedConstant.sol", "DerivedConstant", seed=seed,
+                       max_execs=budget, predict=False).run()
+    assert without["findings"] == []
+    assert without["prediction"]["attempts"] == 0
+
+
+@needs_node
+def test_crashme_found_by_climbing_bytes() -> None:
+    summary = campaign("FuzzingBook.sol", "CrashMe", seed=0, max_execs=20000,
+                       stop_on_finding=True).run()
+    [finding] = summary["findings"]
+    assert finding["sequence"][0]["args"][0].startswith("0x62616421")  # "bad!"
+
+
+@needs_node
+def test_same_seed_and_budget_same_campaign() -> None:
+    def fingerprint(seed: int) -> tuple[object, ...]:
+        run = campaign("Baz.sol", "Baz", seed=seed, max_execs=1500)
+        summary = run.run()
+        cases = [s.case for s in run.fuzzer.corpus.seeds]
+        return (summary["paths"], summary["prediction"], cases,
+                [(f["execs_to_find"], f["sequence"]) for f in summary["findings"]])
+    assert fingerprint(5) == fingerprint(5)
+    assert fingerprint(5) != fingerprint(6)

@@ -1,0 +1,176 @@
+"""Mutators change exactly one parameter, keep values type-valid, and replay by seed."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from secant.chain.abi import AbiParam
+from secant.engine.dictionary import Dictionary, code_constants
+from secant.engine.mutators import FunctionSpec, Mutator, interesting_values
+from secant.engine.values import (
+    VType,
+    args_leaves,
+    from_int,
+    get_at,
+    int_domain,
+    to_int,
+    type_at,
+    vtype,
+)
+from secant.types import Tx
+from tests.evm.asm import asm
+
+SENDERS = [0x1000, 0x2000, 0x3000]
+
+
+def spec(signature: str, types: list[str], payable: bool = False) -> FunctionSpec:
+    return FunctionSpec(signature, None, tuple(vtype(AbiParam("", t)) for t in types), payable)
+
+
+SPECS = [
+    spec("f(uint8,int16,bytes4)", ["uint8", "int16", "bytes4"]),
+    spec("g(bytes,string,uint256[])", ["bytes", "string", "uint256[]"], payable=True),
+    spec("h(address,bool,uint32[2])", ["address", "bool", "uint32[2]"]),
+]
+
+
+def mutator() -> Mutator:
+    return Mutator(SPECS, SENDERS, Dictionary([42, 0x55 << 248, 1000], SENDERS))
+
+
+def valid(vt: VType, value: Any) -> bool:
+    if vt.kind == "uint":
+        return isinstance(value, int) and 0 <= value < 1 << vt.bits
+    if vt.kind == "int":
+        return isinstance(value, int) and -(1 << (vt.bits - 1)) <= value < 1 << (vt.bits - 1)
+    if vt.kind == "fbytes":
+        return isinstance(value, bytes) and len(value) == vt.bits // 8
+    if vt.kind == "address":
+        return isinstance(value, int) and 0 <= value < 1 << 160
+    if vt.kind == "bool":
+        return isinstance(value, bool)
+    if vt.kind == "bytes":
+        return isinstance(value, bytes)
+    if vt.kind == "string":
+        return isinstance(value, str)
+    assert vt.elem is not None
+    if vt.length is not None and len(value) != vt.length:
+        return False
+    return isinstance(value, tuple) and all(valid(vt.elem, v) for v in value)
+
+
+def differing_locations(a: Tx, b: Tx, types: tuple[VType, ...]) -> list[Any]:
+    out: list[Any] = []
+    for i, (x, y) in enumerate(zip(a.args, b.args)):
+        if x != y:
+            out.append(("arg", i))
+    for field in ("sender", "value", "time", "blocks"):
+        if getattr(a, field) != getattr(b, field):
+            out.append(field)
+    return out
+
+
+@pytest.mark.parametrize("fn", SPECS, ids=lambda s: s.signature)
+def test_one_parameter_per_mutation_and_type_valid(fn: FunctionSpec) -> None:
+    m = mutator()
+    rng = random.Random(7)
+    tx = m.random_tx(fn, rng)
+    changed_kinds = set()
+    for _ in range(400):
+        mutation = m.mutate((tx,), rng)
+        if mutation is None:
+            continue
+        new = mutation.case[0]
+        assert all(valid(vt, v) for vt, v in zip(fn.types, new.args))
+        diffs = differing_locations(tx, new, fn.types)
+        assert len(diffs) == 1, (mutation.location, diffs)
+        location = mutation.location
+        assert location is not None
+        changed_kinds.add(location[0])
+        if location[0] == "arg":
+            assert diffs[0] == ("arg", location[2][0])
+        else:
+            assert diffs[0] == location[0]
+        if location[0] == "value":
+            assert fn.payable
+    assert "arg" in changed_kinds and "sender" in changed_kinds
+    # Block deltas only when the code reads TIMESTAMP/NUMBER (both True by default).
+    assert {"time", "blocks"} <= changed_kinds
+
+
+def test_block_deltas_skipped_when_code_ignores_them() -> None:
+    m = mutator()
+    m.reads_time = m.reads_number = False
+    tx = m.random_tx(SPECS[0], random.Random(1))
+    kinds = {loc[0] for loc in m.locations((tx,), 0)}
+    assert kinds == {"arg", "sender"}
+
+
+def test_same_seed_same_mutations() -> None:
+    def run(seed: int) -> list[Any]:
+        m, rng = mutator(), random.Random(seed)
+        tx = m.random_tx(SPECS[1], rng)
+        out = []
+        case = (tx,)
+        for _ in range(50):
+            mutation = m.havoc(case, rng) or m.mutate(case, rng)
+            if mutation is not None:
+                case = mutation.case
+                out.append(case)
+        return out
+    assert run(3) == run(3)
+    assert run(3) != run(4)
+
+
+def test_byte_mutations_name_the_byte() -> None:
+    m = mutator()
+    rng = random.Random(5)
+    tx = Tx("g(bytes,string,uint256[])", (b"abcdef", "xyz", (1, 2)), SENDERS[0])
+    seen_byte_locations = 0
+    for _ in range(300):
+        mutation = m.mutate_at((tx,), ("arg", 0, (0,)), rng)
+        if mutation is None or mutation.location is None:
+            continue
+        if len(mutation.location) == 4:
+            seen_byte_locations += 1
+            index = mutation.location[3]
+            new = mutation.case[0].args[0]
+            assert len(new) == 6
+            assert [i for i in range(6) if new[i] != b"abcdef"[i]] == [index]
+    assert seen_byte_locations > 20
+
+
+def test_interesting_values_cover_type_bounds() -> None:
+    int8 = VType("int", bits=8)
+    values = {from_int(int8, v) for v in interesting_values(int8)}
+    assert {0, 1, -1, -128, 127} <= values
+    uint256 = VType("uint", bits=256)
+    assert {0, 1, (1 << 256) - 1, 10**18, 1 << 128} <= set(interesting_values(uint256))
+
+
+def test_values_paths_and_integer_views() -> None:
+    types = tuple(vtype(AbiParam("", t)) for t in ["uint8", "bytes2", "int8[]"])
+    args = (5, b"\x01\x02", (-3, 4))
+    leaves = args_leaves(types, args)
+    assert [p for p, _ in leaves] == [(0,), (1,), (2,), (2, 0), (2, 1)]
+    assert get_at(args, (2, 1)) == 4
+    assert type_at(types, (2, 0)) == VType("int", bits=8)
+    bytes2 = types[1]
+    assert to_int(bytes2, b"\x01\x02") == 0x0102
+    assert from_int(bytes2, 0x0304) == b"\x03\x04"
+    assert int_domain(VType("int", bits=8)) is not None
+    assert from_int(VType("int", bits=8), 0xFF) == -1
+    assert int_domain(VType("address", bits=160)) is None
+
+
+def test_dictionary_from_code_skips_jump_targets_and_bounds_runtime_entries() -> None:
+    code = asm("PUSH2 0x0010 JUMP PUSH4 0xdeadbeef PUSH1 0x2a PUSH2 0x0020 JUMPI")
+    assert code_constants(code) == [0xDEADBEEF, 0x2A]
+    d = Dictionary([1, 2], limit=3)
+    for v in range(10, 20):
+        d.add(v)
+    assert d.values() == [1, 2, 17, 18, 19]
+    assert not d.add(1)

@@ -1,0 +1,83 @@
+"""Assertion and panic findings are deduplicated by the failing check, not the REVERT."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.chain.chain import TestChain
+from secant.compile import Compilation, load
+from secant.compile.solidity import CompileOptions
+from secant.engine.fuzzer import FuzzConfig
+from secant.engine.mutators import FunctionSpec
+from secant.oracles.assertion import AssertionOracle
+from secant.targets.contract import ContractTarget
+from secant.types import Tx
+from tests.compile.conftest import needs_node
+
+CHECKS = Path(__file__).resolve().parents[1] / "fixtures" / "oracles" / "Checks.sol"
+
+
+@functools.cache
+def checks(optimize: bool) -> list[Compilation]:
+    return load([CHECKS], CompileOptions(optimize=optimize))
+
+
+def sites(optimize: bool, calls: list[tuple[str, tuple[int, ...]]]) -> list[tuple]:
+    chain = TestChain.setup(checks(optimize), contract="Checks")
+    target = ContractTarget(chain)
+    oracle = AssertionOracle(chain, chain.fork)
+    user = chain.sender("user1").address
+    found = []
+    for signature, args in calls:
+        result = target.run((Tx(signature, args, user),))
+        for site in oracle.check(result):
+            source = Path(site.source).name if site.source else None
+            found.append((site.kind, source, site.panic_code, site.pc, site.key))
+    return found
+
+
+@needs_node
+@pytest.mark.parametrize("optimize", [False, True], ids=["plain", "optimized"])
+def test_each_assert_is_its_own_finding(optimize: bool) -> None:
+    calls = [("check(uint256)", (x,)) for x in (1, 2, 3, 4, 5)]
+    found = sites(optimize, calls)
+    assert len(found) == 5
+    assert [f[0] for f in found] == ["assertion"] * 5
+    assert [f[1] for f in found] == [f"Checks.sol:{n}" for n in (11, 14, 16, 19, 21)]
+    assert len({f[4] for f in found}) == 5  # five keys, though one REVERT serves them all
+    # The same check failing again has the same key.
+    assert sites(optimize, [("check(uint256)", (3,))])[0][4] == found[2][4]
+
+
+@needs_node
+def test_other_panics_carry_their_code() -> None:
+    found = sites(False, [("divide(uint256,uint256)", (1, 0)), ("grow(uint8)", (100,)),
+                          ("grow(uint8)", (10,)), ("check(uint256)", (7,))])
+    assert [(f[0], f[1], f[2]) for f in found] == [
+        ("panic", "Checks.sol:26", 0x12), ("panic", "Checks.sol:31", 0x11)]
+
+
+@needs_node
+def test_campaign_reports_all_five_asserts_with_sequences() -> None:
+    chain = TestChain.setup(checks(False), contract="Checks")
+    campaign = Campaign(chain, CampaignConfig(FuzzConfig(seed=1, max_execs=3000)))
+    summary = campaign.run()
+    lines = sorted(Path(f["source"]).name for f in summary["findings"]
+                   if f["kind"] == "assertion")
+    assert lines == [f"Checks.sol:{n}" for n in (11, 14, 16, 19, 21)]
+    for finding in summary["findings"]:
+        assert finding["swc"] in ("SWC-110", "SWC-101", "")
+        assert finding["sequence"] and finding["execs_to_find"] > 0
+        assert finding["function"] in ("check", "divide", "grow")
+    # Replaying a finding's test case reproduces its check.
+    first = next(iter(campaign.findings.values()))
+    replay = ContractTarget(TestChain.setup(checks(False), contract="Checks")).run(first.case)
+    assert replay.panics
+
+
+def test_function_spec_name() -> None:
+    assert FunctionSpec("check(uint256)", None, (), False).name == "check"
