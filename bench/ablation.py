@@ -11,9 +11,10 @@ the budget counts as the budget and is marked with ">"), and how many seeds reac
 from __future__ import annotations
 
 import argparse
-import statistics
 from collections.abc import Callable
 from pathlib import Path
+
+from goals import median_cells, record_goals
 
 from secant.campaign.campaign import Campaign, CampaignConfig
 from secant.chain.chain import TestChain
@@ -53,18 +54,7 @@ def run_one(file: str, contract: str, label: Callable[[ExecResult], str | None],
     chain = TestChain.setup(load([EXAMPLES / file]), contract=contract)
     campaign = Campaign(chain, CampaignConfig(FuzzConfig(seed=seed, max_execs=budget,
                                                          **config)))  # type: ignore[arg-type]
-    fuzzer = campaign.fuzzer
-    reached: dict[str, tuple[int, float]] = {}
-
-    def observe(result: ExecResult) -> None:
-        name = label(result)
-        if name is not None and name not in reached:
-            # The observer runs inside execute(), after the execution was counted.
-            reached[name] = (fuzzer.stats.execs, fuzzer.stats.elapsed)
-
-    fuzzer.observers.append(observe)
-    campaign.run()
-    return reached
+    return record_goals(campaign, lambda result: [n] if (n := label(result)) else [])
 
 
 def main() -> None:
@@ -80,15 +70,10 @@ def main() -> None:
                        for seed in range(args.seeds)] for name, config in CONFIGS.items()}
         for goal in goals:
             for name in CONFIGS:
-                hits = [r.get(goal) for r in runs[name]]
-                execs = [h[0] if h else args.execs for h in hits]
-                secs = [h[1] for h in hits if h]
-                reached = sum(1 for h in hits if h)
-                median = statistics.median(execs)
-                shown = f">{args.execs}" if reached <= args.seeds // 2 else f"{median:.0f}"
-                seconds = f"{statistics.median(secs):.2f}" if reached > args.seeds // 2 else "-"
-                print(f"| {contract} | {goal} | {name} | {shown} | {seconds} | "
-                      f"{reached}/{args.seeds} |", flush=True)
+                shown, seconds, reached = median_cells([r.get(goal) for r in runs[name]],
+                                                       args.execs)
+                print(f"| {contract} | {goal} | {name} | {shown} | {seconds} | {reached} |",
+                      flush=True)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from secant.evm.crypto import keccak256
 from secant.evm.opcodes import JUMPI
 from secant.oracles.assertion import AssertionOracle
 from secant.targets.contract import ContractTarget, ExecResult
+from secant.targets.prefix_cache import PrefixCache
 from secant.targets.trace import TransitionRecorder
 from secant.types import Finding, TxSeq, case_to_json
 
@@ -42,6 +43,8 @@ class CampaignConfig:
     fuzz: FuzzConfig
     out: Path | None = None
     target_pcs: frozenset[int] = frozenset()
+    # Resume from the cached state after an unchanged prefix instead of replaying it.
+    prefix_cache: bool = True
 
 
 def function_specs(chain: TestChain) -> tuple[list[FunctionSpec], list[str]]:
@@ -66,7 +69,15 @@ class Campaign:
         self.chain = chain
         self.config = config
         directed = bool(config.target_pcs)
-        self.target = ContractTarget(chain, TransitionRecorder() if directed else None)
+        # Eager sequences (Harvey's configuration D) identify paths over all transactions.
+        # A prefix is stored at its second miss: most structural mutants have a new prefix
+        # that never comes back, and storing one costs about a transaction
+        # (bench/prefix_cache.py).
+        cache = (PrefixCache(admit_after=2)
+                 if config.prefix_cache and config.fuzz.sequences != "off" else None)
+        self.target = ContractTarget(chain, TransitionRecorder() if directed else None,
+                                     path_scope="all" if config.fuzz.sequences == "eager"
+                                     else "last", prefix_cache=cache)
         specs, self.notes = function_specs(chain)
         if not specs:
             from secant.errors import SecantError
@@ -89,6 +100,8 @@ class Campaign:
                              dictionary, config.fuzz)
         opcodes = {op for code_hash, (_, code) in self.codes.items()
                    for _, op, _ in analyze(code, code_hash, chain.fork).instructions}
+        # msg.value can go up to what a sender holds (a crowdsale's goal may be large).
+        self.fuzzer.mutator.max_value = min(chain.balance(s) for s in chain.senders)
         self.fuzzer.mutator.reads_time = 0x42 in opcodes  # TIMESTAMP
         self.fuzzer.mutator.reads_number = 0x43 in opcodes  # NUMBER
         self.oracle = AssertionOracle(chain, chain.fork)
@@ -170,8 +183,24 @@ class Campaign:
 
     def extra_progress(self) -> list[tuple[str, str]]:
         """More rows for the progress display (sequence and adaptive counters)."""
-        lengths = self.fuzzer.corpus.lengths()
-        return [("sequence lengths", ", ".join(f"{n}:{c}" for n, c in lengths.items()))]
+        fuzzer = self.fuzzer
+        stats = fuzzer.stats
+        lengths = fuzzer.corpus.lengths()
+        rows = [("sequence lengths", ", ".join(f"{n}:{c}" for n, c in lengths.items()))]
+        if fuzzer.config.sequences == "demand":
+            rate = stats.probe_hits / stats.probes if stats.probes else 0.0
+            rows.append(("aggressive probes", f"{stats.probes:,} ({stats.probe_hits} new "
+                                              f"paths, {rate:.1%}); demanding: "
+                                              f"{len(fuzzer.demanding)} function(s)"))
+        cache = self.target.prefix_cache
+        if cache is not None:
+            rows.append(("prefix cache", f"{cache.hit_rate:.1%} hits, {len(cache)} entries"))
+        if fuzzer.adaptive is not None:
+            from_adaptive = sum(1 for seed in fuzzer.corpus.seeds if seed.adaptive)
+            rows.append(("adaptive seeds", f"{len(fuzzer.adaptive)} just-missed branches, "
+                                           f"{stats.adaptive_picks} picks, {from_adaptive} "
+                                           "corpus entries"))
+        return rows
 
     def coverage_figures(self) -> dict[str, int]:
         """Covered and total branch sides and instructions of the target contracts."""
@@ -199,5 +228,10 @@ class Campaign:
         summary["seed"] = self.config.fuzz.seed
         summary["schedule"] = self.config.fuzz.schedule
         summary["findings"] = [f.to_json() for f in self.findings.values()]
+        cache = self.target.prefix_cache
+        if cache is not None:
+            summary["prefix_cache"] = {"hits": cache.hits, "misses": cache.misses,
+                                       "hit_rate": round(cache.hit_rate, 4),
+                                       "entries": len(cache)}
         summary["notes"] = list(self.notes)
         return summary

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 SCHEDULES = ("uniform", "afl", "aflfast", "aflgo")
+SEQUENCE_MODES = ("demand", "eager", "off")
 
 
 def register(app: typer.Typer) -> None:
@@ -63,6 +64,19 @@ def fuzz_command(
     predict_iterations: Annotated[int, typer.Option(
         "--predict-iterations", help="Secant iterations after the first prediction "
                                      "(0 is Harvey's configuration C).")] = 8,
+    sequences: Annotated[str, typer.Option(
+        "--sequences", help="Transaction sequences: demand (Harvey's demand-driven, default), "
+                            "eager (Harvey's configuration D) or off (single transactions).")
+    ] = "demand",
+    aggressive_probability: Annotated[float, typer.Option(
+        "--aggressive-probability", help="Probability of an aggressive-mode probe "
+                                         "(storage reads as inputs) per mutation.")] = 0.125,
+    no_adaptive: Annotated[bool, typer.Option(
+        "--no-adaptive", help="Turn off sFuzz's adaptive seeds for just-missed branches.")
+    ] = False,
+    no_prefix_cache: Annotated[bool, typer.Option(
+        "--no-prefix-cache", help="Replay every sequence in full (no prefix-state cache).")
+    ] = False,
     fork: Annotated[str, typer.Option("--fork", help="EVM fork of the chain.")] = "cancun",
     solc_version: Annotated[str | None, typer.Option(
         "--solc-version", help="Use this solc version instead of the newest allowed.")
@@ -90,6 +104,12 @@ def fuzz_command(
     if predict_iterations < 0:
         raise SecantError("--predict-iterations must be 0 or more",
                           "use 0 for one-shot prediction")
+    if sequences not in SEQUENCE_MODES:
+        raise SecantError(f"unknown sequence mode {sequences!r}",
+                          f"use one of {', '.join(SEQUENCE_MODES)}")
+    if not 0.0 <= aggressive_probability <= 1.0:
+        raise SecantError("--aggressive-probability must be between 0 and 1",
+                          "Harvey uses 0.125")
     if execs is not None and execs <= 0:
         raise SecantError("--execs must be positive", "pass a number of executions")
     max_time = parse_duration(time_budget) if time_budget else (None if execs else 300.0)
@@ -98,7 +118,9 @@ def fuzz_command(
     except ValueError as exc:
         raise SecantError(str(exc), "pass --fork with one of those names") from None
     config = FuzzConfig(seed=seed, max_execs=execs, max_time=max_time, schedule=chosen,
-                        predict=not no_predict, predict_iterations=predict_iterations)
+                        predict=not no_predict, predict_iterations=predict_iterations,
+                        sequences=sequences, aggressive_probability=aggressive_probability,
+                        adaptive=not no_adaptive)
     with SolcManager() as manager:
         compilations = load([path], CompileOptions(solc_version=solc_version), manager)
         for note in manager.notes:
@@ -108,7 +130,7 @@ def fuzz_command(
     for note in chain.notes:
         print(f"note: {note}", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
-    campaign_config = CampaignConfig(fuzz=config, out=out)
+    campaign_config = CampaignConfig(fuzz=config, out=out, prefix_cache=not no_prefix_cache)
     if target is not None:
         from secant.campaign.directed import resolve_target
         campaign_config.target_pcs = resolve_target(target, chain)

@@ -14,24 +14,36 @@ from collections.abc import Iterable
 
 from secant.evm.opcodes import JUMP, JUMPI
 
-_PUSH1, _PUSH32 = 0x60, 0x7F
+_PUSH1, _PUSH32, _JUMPDEST = 0x60, 0x7F, 0x5B
 
 
 def code_constants(code: bytes) -> list[int]:
-    """Values PUSHed by ``code``, in order, without jump targets and duplicates."""
-    found: dict[int, None] = {}
+    """Values PUSHed by ``code``, in order, without code addresses and duplicates.
+
+    Code addresses are not data: a PUSH right before JUMP/JUMPI is a jump target, and a
+    pushed value that is a JUMPDEST of this code is, in solc's output, the return address of
+    an internal call. Contracts with many internal functions push hundreds of them, which
+    would drown the few real constants a dictionary draw should find.
+    """
+    pushes: list[tuple[int, int]] = []  # (value, pc after the push)
+    jumpdests: set[int] = set()
     pc, n = 0, len(code)
     while pc < n:
         op = code[pc]
         if _PUSH1 <= op <= _PUSH32:
             width = op - 0x5F
-            value = int.from_bytes(code[pc + 1:pc + 1 + width], "big")
             after = pc + 1 + width
-            if not (after < n and code[after] in (JUMP, JUMPI)):
-                found[value] = None
+            pushes.append((int.from_bytes(code[pc + 1:after], "big"), after))
             pc = after
         else:
+            if op == _JUMPDEST:
+                jumpdests.add(pc)
             pc += 1
+    found: dict[int, None] = {}
+    for value, after in pushes:
+        if value in jumpdests or (after < n and code[after] in (JUMP, JUMPI)):
+            continue
+        found[value] = None
     return list(found)
 
 

@@ -16,6 +16,19 @@ A predicted input runs even when the energy is spent. When it does not bring its
 zero, the secant step is applied again with the points seen so far, up to
 ``predict_iterations`` times (Harvey's configuration B; 0 is configuration C).
 
+Sequences (Harvey §5, ``secant.engine.sequences``): in demand-driven mode (the default), a
+round on a seed whose last transaction reads storage is, with probability
+``aggressive_probability``, an *aggressive probe*: the values those reads return become
+inputs (SLOAD overrides) and are mutated and predicted like arguments. A probe never joins
+the corpus, the coverage or the findings (the state it fakes may be unreachable); when it
+reaches a path of the last transaction not seen before, that function *demands* longer
+sequences, and regular mode then also mutates the sequence before it. Eager mode (Harvey's
+configuration D) mutates every sequence structurally and has no probes.
+
+sFuzz's adaptive strategy (``secant.engine.adaptive``): next to the corpus, the closest test
+case to every just-missed branch; a round picks one of them with probability
+``adaptive_share`` (by default, as in sFuzz, in proportion to their number among all seeds).
+
 Everything random flows from ``random.Random(config.seed)``; with an execution budget the
 campaign is a pure function of the seed.
 """
@@ -28,15 +41,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from secant.engine.adaptive import AdaptiveSeeds, Closest
 from secant.engine.corpus import Corpus, Seed
 from secant.engine.dictionary import Dictionary
 from secant.engine.feedback import Coverage, cost_vector
 from secant.engine.mutators import FunctionSpec, Mutation, Mutator
 from secant.engine.predict import Domain, PredictionStats, Secant, predict
 from secant.engine.schedulers import PowerSchedule, SeedStats, make_schedule
+from secant.engine.sequences import SEQUENCE_MODES, Pools, SequenceMutator
 from secant.engine.values import from_int, get_at, int_domain, set_at, to_int, type_at
 from secant.targets.contract import ExecResult
-from secant.types import Location, TxSeq
+from secant.types import Location, Tx, TxSeq
 
 _SCALAR_DOMAIN = Domain(0, (1 << 40) - 1)  # block-number and timestamp deltas
 
@@ -54,6 +69,12 @@ class FuzzConfig:
     havoc_probability: float = 0.1
     sstore_cost: bool = True
     stop_on_finding: bool = False
+    input_to_state_probability: float = 0.15
+    sequences: str = "demand"  # "demand" (Harvey A), "eager" (Harvey D) or "off"
+    aggressive_probability: float = 0.125
+    max_sequence_length: int = 16
+    adaptive: bool = True
+    adaptive_share: float | None = None  # None: sFuzz's, by the number of adaptive seeds
 
 
 @dataclass
@@ -64,6 +85,7 @@ class Pending:
     location: Location
     value: int
     secant: Secant
+    probe: bool = False  # an aggressive-mode input (state overrides)
 
 
 @dataclass
@@ -77,6 +99,10 @@ class FuzzStats:
     prediction: PredictionStats = field(default_factory=PredictionStats)
     havoc: int = 0
     predicted_new_paths: int = 0
+    probes: int = 0
+    probe_hits: int = 0
+    adaptive_picks: int = 0
+    structural: int = 0
 
     @property
     def elapsed(self) -> float:
@@ -113,6 +139,16 @@ class Fuzzer:
         self.observers: list[Callable[[ExecResult], None]] = []  # see every run
         self.before_pick: list[Callable[[], None]] = []
         self._stop = False
+        if config.sequences not in SEQUENCE_MODES:
+            raise ValueError(f"unknown sequence mode {config.sequences!r}; choose one of: "
+                             f"{', '.join(SEQUENCE_MODES)}")
+        self.pools = Pools()
+        self.sequence_mutator = SequenceMutator(self.mutator, self.pools,
+                                                config.max_sequence_length)
+        # Functions (contract, signature) for which aggressive mode found new paths.
+        self.demanding: set[tuple[int | None, str]] = set()
+        self.adaptive = AdaptiveSeeds() if config.adaptive else None
+        self._adaptive_round = False
 
     # ------------------------------------------------------------------ budget
     def stop(self) -> None:
@@ -129,13 +165,27 @@ class Fuzzer:
         return config.max_time is not None and self.stats.elapsed >= config.max_time
 
     # ------------------------------------------------------------------ execution
-    def execute(self, case: TxSeq, origin: str) -> tuple[ExecResult, Seed | None]:
-        """RUN(input'), then ISNEW/ADD; return the result and the new seed, if any."""
+    def execute(self, case: TxSeq, origin: str, probe: bool = False
+                ) -> tuple[ExecResult, Seed | None]:
+        """RUN(input'), then ISNEW/ADD; return the result and the new seed, if any.
+
+        A ``probe`` (aggressive mode) only tells whether its last transaction took a new
+        path: it is not merged into coverage, the corpus, the pools or the findings.
+        """
         started = time.perf_counter()
         result = self.run_case(case)
         result.exec_us = (time.perf_counter() - started) * 1e6
         stats = self.stats
         stats.execs += 1
+        if probe:
+            stats.probes += 1
+            if result.path_id not in self.coverage.paths:
+                stats.probe_hits += 1
+                last = case[-1]
+                self.demanding.add((last.to, last.function))
+            if self.on_progress is not None:
+                self.on_progress()
+            return result, None
         self.schedule.on_execution(result.path_id)
         for observer in self.observers:
             observer(result)
@@ -143,6 +193,13 @@ class Fuzzer:
         seed = None
         if new_path:
             seed = self._add(result, origin, new_edges)
+        if self.config.sequences != "off" and (new_path or new_blocks or new_edges):
+            self.pools.offer(case, result.state_hash)
+        adaptive = self.adaptive
+        if adaptive is not None:
+            if new_edges:
+                adaptive.forget_covered(self.coverage.edges)
+            adaptive.observe(result, self.coverage.edges, stats.execs)
         if result.panics and self.on_result is not None and self.on_result(result):
             if self.config.stop_on_finding:
                 self._stop = True
@@ -164,12 +221,29 @@ class Fuzzer:
             origin=origin,
             found_at=stats.execs,
             new_edges=new_edges,
+            comparisons=self._missed_comparisons(result),
+            reads=_first_reads(result),
+            adaptive=self._adaptive_round,
         )
         self.corpus.add(seed)
         self._harvest(result)
+        self.sequence_mutator.learn_dataflow(result)
         if self.on_new_seed is not None:
             self.on_new_seed(seed)
         return seed
+
+    def _missed_comparisons(self, result: ExecResult, limit: int = 32
+                            ) -> tuple[tuple[int, int], ...]:
+        """Operand pairs of the last transaction's comparisons with an uncovered side."""
+        edges = self.coverage.edges
+        found: dict[tuple[int, int], None] = {}
+        for code_hash, pc, taken, _, lhs, rhs in result.tx_branches(len(result.case) - 1):
+            if lhs == rhs or (lhs <= 1 and rhs <= 1) or (code_hash, pc, not taken) in edges:
+                continue  # nothing to replace, or a boolean test
+            found[(lhs, rhs)] = None
+            if len(found) >= limit:
+                break
+        return tuple(found)
 
     def _harvest(self, result: ExecResult) -> None:
         """Operands of comparisons whose other side is still uncovered feed the dictionary.
@@ -210,39 +284,160 @@ class Fuzzer:
             hook()
         return self.schedule.choose(self.corpus.stats, self.rng)
 
-    def fuzz_one(self) -> None:
-        """One round of Alg. 2 on a picked input."""
+    def _pick_seed(self) -> tuple[Seed, int]:
+        """A seed and its energy: the schedule's pick, or an adaptive seed (sFuzz)."""
+        adaptive = self.adaptive
+        self._adaptive_round = False
+        if adaptive is not None and len(adaptive):
+            share = self.config.adaptive_share
+            if share is None:
+                share = len(adaptive) / (len(adaptive) + len(self.corpus))
+            if self.rng.random() < share:
+                picked = adaptive.pick(self.rng)
+                if picked is not None:
+                    seed = self._adaptive_seed(picked[1])
+                    if seed is not None:
+                        self.stats.adaptive_picks += 1
+                        self._adaptive_round = True
+                        return seed, self.schedule.base_energy
         index = self.pick()
         seed = self.corpus[index]
         seed.picked += 1
-        max_energy = self.schedule.energy(self.corpus.stats, index)
+        return seed, self.schedule.energy(self.corpus.stats, index)
+
+    def _adaptive_seed(self, closest: Closest) -> Seed | None:
+        """The seed object of an adaptive test case (its costs come from one more run)."""
+        if closest.seed is not None:
+            return closest.seed
+        if self.exhausted():
+            return None
+        result, new = self.execute(closest.case, "adaptive")
+        seed = new or Seed(
+            case=result.case, path_id=result.path_id,
+            costs=cost_vector(result, self.sstore_target),
+            stats=SeedStats(result.path_id, None, max(result.exec_us, 1.0),
+                            len(result.edges), len(result.case)),
+            origin="adaptive", found_at=closest.found_at,
+            comparisons=self._missed_comparisons(result), reads=_first_reads(result))
+        closest.seed = seed
+        return seed
+
+    def fuzz_one(self) -> None:
+        """One round of Alg. 2 on a picked input."""
+        seed, max_energy = self._pick_seed()
+        rng = self.rng
+        config = self.config
         energy = 0
         pending: Pending | None = None
         while (energy < max_energy or pending is not None) and not self.exhausted():
             if pending is not None:
                 current, pending = pending, None
-                result, new = self.execute(current.case, "prediction")
+                result, new = self.execute(current.case, "prediction", current.probe)
                 if new is not None:
                     self.stats.predicted_new_paths += 1
                 pending = self._after_prediction(current, result)
+            elif (config.sequences == "demand" and seed.reads
+                    and rng.random() < config.aggressive_probability
+                    and not self._demands(seed.case[-1])):
+                # A probe only tells whether t demands longer sequences: once it does,
+                # further probes of t cannot add anything.
+                probe = self._aggressive(seed)
+                if probe is not None:
+                    base, probed = probe
+                    result, _ = self.execute(probed.case, "aggressive", probe=True)
+                    if energy < max_energy and config.predict:
+                        pending = self.learn(base, probed, result, probe=True)
             else:
-                mutation = self.propose(seed)
-                if mutation is None:
+                proposed = self.propose(seed)
+                if proposed is None:
                     energy += 1
                     continue
-                result, _ = self.execute(mutation.case,
-                                         "havoc" if mutation.location is None else "mutation")
-                if energy < max_energy and self.config.predict:
-                    pending = self.learn(seed, mutation, result)
+                origin = ("havoc" if proposed.operator == "havoc" else
+                          "sequence" if proposed.location is None else "mutation")
+                result, _ = self.execute(proposed.case, origin)
+                if origin == "sequence":
+                    energy += self._follow_up(result)
+                elif energy < max_energy and config.predict:
+                    pending = self.learn(seed, proposed, result)
             energy += 1
 
-    def propose(self, seed: Seed) -> Mutation | None:
-        """FUZZINPUT: one-parameter mutation of the last transaction, or havoc."""
+    def _follow_up(self, result: ExecResult) -> int:
+        """After a structural mutation: input-to-state on the new sequence, anywhere in it.
+
+        A new prefix usually carries values that reach the last transaction's comparisons
+        only through storage (``SetY(v); CopyY(); Bar()`` compares ``x == 42`` with x = v);
+        replacing them where they occur is what makes the new structure pay off. When no
+        operand occurs, the last transaction reuses a value of the prefix instead
+        (``Mutator.reuse``). Returns the executions spent (0 or 1).
+        """
+        if self.exhausted():
+            return 0
+        pairs = self._missed_comparisons(result)
+        follow = self.mutator.input_to_state(result.case, pairs, self.rng, anywhere=True)
+        if follow is None:
+            # Nothing to replace: let the last transaction reuse a value the new prefix
+            # passed (an answer given to one call and expected by the next).
+            follow = self.mutator.reuse(result.case, self.rng, len(result.case) - 1)
+        if follow is None:
+            return 0
+        self.execute(follow.case, "sequence")
+        return 1
+
+    def _aggressive(self, seed: Seed) -> tuple[Seed, Mutation] | None:
+        """Aggressive mode: one read storage slot of the last transaction, mutated.
+
+        The base input overrides every read slot with the value it held, so it behaves
+        like the seed and differs from the probe in one location (prediction can learn).
+        """
         index = len(seed.case) - 1
-        if self.rng.random() < self.config.havoc_probability:
+        tx = seed.case[index]
+        base_case = seed.case[:index] + (replace(tx, storage=seed.reads),)
+        slot = seed.reads[self.rng.randrange(len(seed.reads))][0]
+        mutation = self.mutator.mutate_at(base_case, ("slot", index, slot), self.rng)
+        if mutation is None:
+            return None
+        return replace(seed, case=base_case), mutation
+
+    def _demands(self, tx: Tx) -> bool:
+        return (tx.to, tx.function) in self.demanding
+
+    def propose(self, seed: Seed) -> Mutation | None:
+        """FUZZINPUT: one-parameter mutation of the last transaction, or havoc.
+
+        Now and then the mutation is an input-to-state replacement from the seed's own
+        just-missed comparisons (see ``Mutator.input_to_state``) or, in a sequence, a value
+        reused from another transaction (``Mutator.reuse``). When sequences may grow
+        (eager mode, or a demanding last transaction), two thirds of the mutations are
+        structural (``SequenceMutator``) and the others may change any transaction.
+        """
+        case = seed.case
+        index = len(case) - 1
+        rng = self.rng
+        mode = self.config.sequences
+        if mode == "eager" or (mode == "demand" and self._demands(case[-1])):
+            # Harvey's regular mode: fuzz t's inputs, insert before t, replace t's prefix;
+            # two of the three change the sequence.
+            if rng.random() < 2 / 3:
+                corpus = self.corpus.seeds
+                others = [corpus[rng.randrange(len(corpus))].case] if corpus else None
+                structural = self.sequence_mutator.mutate(case, rng, mode == "demand", others)
+                if structural is not None:
+                    self.stats.structural += 1
+                    return Mutation(structural[0], None, structural[1])
+            if index and rng.random() < 0.5:
+                index = rng.randrange(index)
+        if len(case) > 1 and rng.random() < 0.1:
+            reused = self.mutator.reuse(case, rng, index)
+            if reused is not None:
+                return reused
+        if seed.comparisons and rng.random() < self.config.input_to_state_probability:
+            mutation = self.mutator.input_to_state(case, seed.comparisons, rng, index)
+            if mutation is not None:
+                return mutation
+        if rng.random() < self.config.havoc_probability:
             self.stats.havoc += 1
-            return self.mutator.havoc(seed.case, self.rng, index)
-        return self.mutator.mutate(seed.case, self.rng, index)
+            return self.mutator.havoc(case, rng, index)
+        return self.mutator.mutate(case, rng, index)
 
     # ------------------------------------------------------------------ prediction
     def _integer_view(self, case: TxSeq, location: Location
@@ -303,7 +498,8 @@ class Fuzzer:
             return with_tx(args=set_at(tx.args, path, new))
         return data[byte], Domain(0, 255), set_byte
 
-    def learn(self, seed: Seed, mutation: Mutation, result: ExecResult) -> Pending | None:
+    def learn(self, seed: Seed, mutation: Mutation, result: ExecResult,
+              probe: bool = False) -> Pending | None:
         """LEARN(input, cost, input', cost'): a predicted input, or None."""
         location = mutation.location
         if location is None:
@@ -323,7 +519,7 @@ class Fuzzer:
         secant = Secant(metric, domain, self.config.predict_iterations,
                         points=[(i0, seed.costs[metric]), (i1, costs1[metric])])
         self.stats.prediction.attempts += 1
-        return Pending(setter(prediction.value), location, prediction.value, secant)
+        return Pending(setter(prediction.value), location, prediction.value, secant, probe)
 
     def _after_prediction(self, pending: Pending, result: ExecResult) -> Pending | None:
         """Count S/F for a predicted run; iterate the secant step when it failed."""
@@ -345,7 +541,7 @@ class Fuzzer:
         if view is None:
             return None
         stats.attempts += 1
-        return Pending(view[2](guess), pending.location, guess, pending.secant)
+        return Pending(view[2](guess), pending.location, guess, pending.secant, pending.probe)
 
     # ------------------------------------------------------------------ reporting
     def summary(self) -> dict[str, Any]:
@@ -364,7 +560,33 @@ class Fuzzer:
                 "new_paths": stats.predicted_new_paths,
             },
             "corpus_origins": self.corpus.origins(),
+            "sequences": {
+                "mode": self.config.sequences,
+                "lengths": self.corpus.lengths(),
+                "demanding": sorted(f for _, f in self.demanding),
+                "aggressive_probes": stats.probes,
+                "aggressive_hits": stats.probe_hits,
+                "structural_mutations": stats.structural,
+                "pool_transactions": len(self.pools.transactions),
+                "pool_sequences": len(self.pools.sequences),
+            },
+            "adaptive": {
+                "enabled": self.adaptive is not None,
+                "just_missed_tracked": len(self.adaptive) if self.adaptive else 0,
+                "picks": stats.adaptive_picks,
+                "corpus_entries": sum(1 for s in self.corpus.seeds if s.adaptive),
+            },
         }
+
+
+def _first_reads(result: ExecResult) -> tuple[tuple[int, int], ...]:
+    """(slot, value) of the last transaction's first read of each slot of its contract."""
+    last = len(result.case) - 1
+    reads: dict[int, int] = {}
+    for tx, _, slot, value in result.sloads:
+        if tx == last:
+            reads.setdefault(slot, value)
+    return tuple(sorted(reads.items()))
 
 
 def _minimised(metric: Any, costs: dict[Any, int]) -> bool:

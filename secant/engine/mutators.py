@@ -48,6 +48,7 @@ _BYTES_OPS = ("flipbyte", "setbyte", "insert", "delete", "dict", "dict", "dict",
 _WEIGHTS = {"arg": 8, "value": 2, "slot": 4}
 _TIME_STEPS = (0, 1, 12, 60, 3600, 86400, 7 * 86400, 30 * 86400, 365 * 86400)
 _BLOCK_STEPS = (0, 1, 2, 10, 100, 1000, 7200, 50400, 216000)
+_WORD = 1 << 256
 
 
 @dataclass(frozen=True)
@@ -343,6 +344,83 @@ class Mutator:
         del items[rng.randrange(len(items))]
         return tuple(items), "delete"
 
+    # ------------------------------------------------------------------ value reuse
+    def reuse(self, case: TxSeq, rng: random.Random, index: int) -> Mutation | None:
+        """Copy into transaction ``index`` an argument value another transaction passed.
+
+        Values that must agree across calls (the answer given to ``start_quiz_game`` and the
+        response given to ``Try``, an id created by one call and used by the next) are
+        compared through hashes or storage, which neither prediction nor input-to-state can
+        see through; reusing a value of the same type from elsewhere in the sequence can.
+        """
+        tx = case[index]
+        leaves = args_leaves(self.spec(tx).types, tx.args)
+        if not leaves or len(case) < 2:
+            return None
+        path, vt = leaves[rng.randrange(len(leaves))]
+        current = get_at(tx.args, path)
+        donors = [get_at(other.args, other_path)
+                  for at, other in enumerate(case) if at != index
+                  for other_path, other_vt in args_leaves(self.spec(other).types, other.args)
+                  if other_vt == vt]
+        donors = [value for value in donors if value != current]
+        if not donors:
+            return None
+        new_tx = tx.with_args(set_at(tx.args, path, donors[rng.randrange(len(donors))]))
+        return Mutation(case[:index] + (new_tx,) + case[index + 1:], ("arg", index, path),
+                        "reuse")
+
+    # ------------------------------------------------------------------ input-to-state
+    def input_to_state(self, case: TxSeq, pairs: Sequence[tuple[int, int]],
+                       rng: random.Random, index: int | None = None,
+                       anywhere: bool = False) -> Mutation | None:
+        """Replace a comparison operand found in the input by the other operand.
+
+        ``pairs`` are the (lhs, rhs) operands of comparisons the seed's run reached without
+        taking their other side. When one operand appears verbatim in a parameter of
+        transaction ``index`` (an integer argument equal to it, a ``bytesN``
+        holding it left-aligned, its bytes inside a ``bytes``/``string``, or
+        ``msg.value``), the other operand, sometimes +-1, is written in its place
+        (Redqueen's input-to-state replacement, the "operands seen in comparisons" of
+        issue 4 used where they were seen). With ``anywhere``, every transaction of the
+        case is searched: a value set by an earlier transaction (``SetY(v)``) often reaches
+        the last one's comparison through storage. The result changes one location, so
+        prediction can learn from it.
+        """
+        if not case or not pairs:
+            return None
+        if anywhere:
+            indices = list(range(len(case)))
+        else:
+            indices = [index if index is not None else rng.randrange(len(case))]
+        candidates: list[tuple[Location, Any]] = []
+        for lhs, rhs in pairs:
+            for seen, wanted in ((lhs, rhs), (rhs, lhs)):
+                if seen == wanted:
+                    continue
+                wanted = (wanted + rng.choice((0, 0, 0, 1, -1))) % _WORD
+                for at in indices:
+                    tx = case[at]
+                    spec = self.spec(tx)
+                    for path, vt in args_leaves(spec.types, tx.args):
+                        candidates.extend(_replacements(at, path, vt, get_at(tx.args, path),
+                                                        seen, wanted, rng))
+                    if spec.payable and tx.value == seen and 0 < wanted <= self.max_value:
+                        candidates.append((("value", at), wanted))
+        if not candidates:
+            return None
+        location, new = candidates[rng.randrange(len(candidates))]
+        index = location[1]
+        tx = case[index]
+        if location[0] == "value":
+            new_tx = replace(tx, value=new)
+        else:
+            new_tx = tx.with_args(set_at(tx.args, location[2], new))
+        if new_tx == tx:
+            return None
+        return Mutation(case[:index] + (new_tx,) + case[index + 1:], location,
+                        "input-to-state")
+
     # ------------------------------------------------------------------ havoc
     def havoc(self, case: TxSeq, rng: random.Random, index: int | None = None
               ) -> Mutation | None:
@@ -353,3 +431,51 @@ class Mutator:
             if mutation is not None:
                 current = mutation.case
         return Mutation(current, None, "havoc") if current != case else None
+
+
+def _replacements(index: int, path: Path, vt: VType, value: Any, seen: int, wanted: int,
+                  rng: random.Random) -> list[tuple[Location, Any]]:
+    """Where the operand ``seen`` occurs in one leaf value, and the value with ``wanted``."""
+    kind = vt.kind
+    location: Location = ("arg", index, path)
+    if kind in ("uint", "address"):
+        if value == seen and wanted < (1 << vt.bits):
+            return [(location, wanted)]
+        return []
+    if kind == "int":
+        signed = seen - _WORD if seen >> 255 else seen
+        target = wanted - _WORD if wanted >> 255 else wanted
+        half = 1 << (vt.bits - 1)
+        if value == signed and -half <= target < half:
+            return [(location, target)]
+        return []
+    if kind == "fbytes":
+        shift = 256 - vt.bits  # bytesN values are compared left-aligned
+        if int.from_bytes(value, "big") << shift == seen and not wanted & ((1 << shift) - 1):
+            return [(location, (wanted >> shift).to_bytes(vt.bits // 8, "big"))]
+        return []
+    if kind not in ("bytes", "string"):
+        return []
+    data = value if kind == "bytes" else value.encode("latin-1", "replace")
+    seen_word, wanted_word = seen.to_bytes(32, "big"), wanted.to_bytes(32, "big")
+    out: list[tuple[Location, Any]] = []
+    # A byte slice compared as an integer is right-aligned (uint8(b[i])) or left-aligned
+    # (bytes1 b[i], bytes32 slices); try both.
+    right, left = seen_word.lstrip(b"\0"), seen_word.rstrip(b"\0")
+    for pattern, replacement, spill in (
+            (right, wanted_word[32 - len(right):], wanted_word[:32 - len(right)]),
+            (left, wanted_word[:len(left)], wanted_word[len(left):])):
+        if not pattern or spill.strip(b"\0"):
+            continue  # nothing to look for, or the other operand does not fit in place
+        at = data.find(pattern)
+        if at < 0:
+            continue
+        hits = [at]
+        while len(hits) < 8 and (at := data.find(pattern, at + 1)) >= 0:
+            hits.append(at)
+        at = hits[rng.randrange(len(hits))]
+        changed = data[:at] + replacement + data[at + len(pattern):]
+        new = changed if kind == "bytes" else changed.decode("latin-1")
+        where: Location = ("arg", index, path, at) if len(pattern) == 1 else location
+        out.append((where, new))
+    return out

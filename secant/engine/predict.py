@@ -115,13 +115,33 @@ def predict(
     metric = choose_metric(cost0, cost1, rng, prefer)
     if metric is None:
         return None
-    root = secant_root(i0, cost0[metric], i1, cost1[metric])
-    if root is None:
-        return None
-    value = domain.clamp(root)
-    if value == i0 or value == i1:
+    c0, c1 = cost0[metric], cost1[metric]
+    root = secant_root(i0, c0, i1, c1)
+    value = domain.clamp(root) if root is not None else None
+    if value is None or value in (i0, i1):
+        # The line's root is useless (flat, or clamped back onto an input already run):
+        # the two points may sit on both arms of a V-shaped cost such as |x - 42|, whose
+        # zero then lies between them (see ``straddle_root``).
+        between = straddle_root(i0, c0, i1, c1)
+        if between is not None:
+            value = domain.clamp(between)
+    if value is None or value in (i0, i1):
         return None  # nothing new to try
     return Prediction(value, metric)
+
+
+def straddle_root(i0: int, c0: int, i1: int, c1: int) -> int | None:
+    """The zero of a symmetric V through (i0, c0) and (i1, c1), one point on each arm.
+
+    Harvey's equality cost is ``|a - b|``; with ``a`` affine in the input, two inputs on
+    either side of the solution have costs proportional to their distances from it, so
+    it lies at ``(c0 * i1 + c1 * i0) / (c0 + c1)`` (rounded to the nearest integer).
+    None unless both costs are positive.
+    """
+    if c0 <= 0 or c1 <= 0 or i0 == i1:
+        return None
+    total = c0 + c1
+    return (2 * (c0 * i1 + c1 * i0) + total) // (2 * total)
 
 
 @dataclass

@@ -77,6 +77,7 @@ _TERNARY: dict[int, tuple[str, Callable[[int, int, int], int]]] = {
     0x08: ("addmod({a}, {b}, {c})", arithmetic.addmod),
     0x09: ("mulmod({a}, {b}, {c})", arithmetic.mulmod),
 }
+_DIFFERENCES = frozenset({0x03, 0x18})  # SUB, XOR
 _NEGATE = {
     "eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "gt": "le", "le": "gt",
     "slt": "sge", "sge": "slt", "sgt": "sle", "sle": "sgt",
@@ -241,6 +242,10 @@ class _BlockWriter:
                 name = self.assign(template.format(a=a, b=b))
                 if traced and op in comparison.RELATION:
                     self.meta[name] = (comparison.RELATION[op], a, b)
+                elif traced and op in _DIFFERENCES:
+                    # solc tests equality as JUMPI(SUB(a, b)) or XOR: nonzero iff a != b,
+                    # so the branch is a != b with both operands, not "difference != 0".
+                    self.meta[name] = ("ne", a, b)
         elif op == 0x15:  # ISZERO
             a = self.pop()
             if _is_const(a) and not traced:

@@ -6,17 +6,23 @@ snapshot), never O(size of the state). Per-transaction bookkeeping (warm sets, t
 storage, original storage values, logs, the refund counter, created/destroyed accounts) lives
 in a ``TxState`` that is journaled the same way, so a reverted call frame forgets it too.
 
+``changes_since(snapshot)`` turns the journal since a snapshot into a redo diff
+(``StateDiff``) that ``apply`` replays, journaled, onto the state at that snapshot: the
+test-case prefix cache (``secant.targets.prefix_cache``) is built on it.
+
 Addresses and storage slots are plain ints; storage dicts never hold zero values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from secant.evm.crypto import EMPTY_CODE_HASH, keccak256
 
-# Journal entry tags (first element of each tuple).
+# Journal entry tags (first element of each tuple). Tags above _ACCOUNT are per-transaction
+# bookkeeping, which ``WorldState.changes_since`` skips by that order.
 _STORAGE = 0  # (tag, storage_dict, slot, old_value_or_None)
 _BALANCE = 1  # (tag, account, old_balance)
 _NONCE = 2  # (tag, account, old_nonce)
@@ -90,6 +96,42 @@ class TxState:
         self.refund = 0
 
 
+class AccountChange(NamedTuple):
+    """The state of one account after some changes: one record of a :class:`StateDiff`.
+
+    When ``replaced`` is true the account object itself changed since the snapshot (it was
+    created, deleted or re-created): ``exists`` says whether an account is there now and, if
+    so, ``nonce``, ``balance``, ``code``/``code_hash`` and ``storage`` (every non-zero slot)
+    are its whole state. Otherwise the account is the one that was there at the snapshot and
+    only what changed is set: None fields kept their value, ``storage`` holds the final value
+    of every slot written since (0: cleared). A named tuple: cheap to build and immutable.
+    """
+
+    address: int
+    replaced: bool
+    exists: bool = True
+    nonce: int | None = None
+    balance: int | None = None
+    code: bytes | None = None
+    code_hash: bytes | None = None
+    storage: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StateDiff:
+    """A redo record: the final value of everything that changed since a snapshot.
+
+    Built by :meth:`WorldState.changes_since` and replayed by :meth:`WorldState.apply`.
+    Only persistent state is in it (accounts and storage); per-transaction bookkeeping (warm
+    sets, transient storage, logs, refunds, original values) ends with its transaction.
+    """
+
+    accounts: tuple[AccountChange, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.accounts)
+
+
 class WorldState:
     """Accounts keyed by address, with snapshot/revert through an undo journal."""
 
@@ -153,6 +195,110 @@ class WorldState:
     def forget_history(self) -> None:
         """Drop the journal: the current state becomes the base no snapshot can go below."""
         self.journal.clear()
+
+    def changes_since(self, snapshot: int) -> StateDiff:
+        """The redo diff of the changes made since ``snapshot`` (current values, not history).
+
+        Derived from the journal entries written since the snapshot, so it costs O(those
+        entries), and it reads nothing on the hot paths. Applied with :meth:`apply` to the
+        state as it was at ``snapshot``, it reproduces the current accounts and storage.
+        """
+        accounts = self.accounts
+        # The journal names accounts and storage dicts by object, not by address. An object
+        # that is no longer in ``accounts`` belongs to an address whose account was replaced
+        # or deleted since (each such change is an _ACCOUNT entry), so that address gets a
+        # full record below and the object's own entries can be skipped.
+        owner_of = {id(a): address for address, a in accounts.items()}
+        storage_owner_of = {id(a.storage): address for address, a in accounts.items()}
+        first_owner: dict[int, Account | None] = {}
+        balances: set[int] = set()
+        nonces: set[int] = set()
+        codes: set[int] = set()
+        slots: dict[int, dict[int, None]] = {}
+        for entry in self.journal[snapshot:]:
+            tag = entry[0]
+            if tag > _ACCOUNT:
+                continue  # per-transaction bookkeeping (see ``StateDiff``)
+            if tag == _STORAGE:
+                address = storage_owner_of.get(id(entry[1]))
+                if address is not None:
+                    written = slots.get(address)
+                    if written is None:
+                        written = slots[address] = {}
+                    written[entry[2]] = None
+            elif tag == _ACCOUNT:
+                if entry[1] not in first_owner:
+                    first_owner[entry[1]] = entry[2]
+            else:
+                address = owner_of.get(id(entry[1]))
+                if address is not None:
+                    (balances if tag == _BALANCE else nonces if tag == _NONCE else codes
+                     ).add(address)
+
+        changes: list[AccountChange] = []
+        replaced = {address for address, old in first_owner.items()
+                    if accounts.get(address) is not old}
+        for address in sorted(replaced):
+            account = accounts.get(address)
+            if account is None:
+                changes.append(AccountChange(address, True, exists=False))
+            else:
+                changes.append(AccountChange(
+                    address, True, True, account.nonce, account.balance, account.code,
+                    account.code_hash, tuple(account.storage.items())))
+        for address in sorted((balances | nonces | codes | slots.keys()) - replaced):
+            account = accounts[address]
+            storage = account.storage
+            code = address in codes
+            changes.append(AccountChange(
+                address, False, True,
+                account.nonce if address in nonces else None,
+                account.balance if address in balances else None,
+                account.code if code else None,
+                account.code_hash if code else None,
+                tuple((slot, storage.get(slot, 0)) for slot in slots.get(address, ()))))
+        return StateDiff(tuple(changes))
+
+    def apply(self, diff: StateDiff) -> None:
+        """Replay ``diff`` onto the state it was taken from (journaled, so ``revert`` undoes it).
+
+        The state must be as it was at the diff's snapshot. The values are set as recorded,
+        without the EIP-161 clean-up that balance changes do: the recorded state already is
+        the result of it.
+        """
+        accounts = self.accounts
+        journal = self.journal
+        for change in diff.accounts:
+            address = change.address
+            if change.replaced:
+                journal.append((_ACCOUNT, address, accounts.get(address)))
+                if not change.exists:
+                    accounts.pop(address, None)
+                    continue
+                assert change.nonce is not None and change.balance is not None
+                assert change.code is not None
+                accounts[address] = Account(change.nonce, change.balance, change.code,
+                                            dict(change.storage), change.code_hash)
+                continue
+            account = accounts[address]
+            if change.nonce is not None:
+                journal.append((_NONCE, account, account.nonce))
+                account.nonce = change.nonce
+            if change.balance is not None:
+                journal.append((_BALANCE, account, account.balance))
+                account.balance = change.balance
+            if change.code is not None:
+                journal.append((_CODE, account, account.code, account.code_hash))
+                account.code = change.code
+                account.code_hash = change.code_hash or (
+                    keccak256(change.code) if change.code else EMPTY_CODE_HASH)
+            storage = account.storage
+            for slot, value in change.storage:
+                journal.append((_STORAGE, storage, slot, storage.get(slot)))
+                if value:
+                    storage[slot] = value
+                else:
+                    storage.pop(slot, None)
 
     def begin_transaction(self) -> TxState:
         """Start fresh per-transaction bookkeeping and return it."""

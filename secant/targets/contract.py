@@ -9,12 +9,15 @@ transactions only build up state (Harvey §5).
 Path ids hash the last transaction's branch edges in order of first occurrence with
 AFL-style hit-count buckets (1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+), so a loop that runs
 one more time is the same path while one that runs twice as often is a new one.
+
+An optional :class:`~secant.targets.prefix_cache.PrefixCache` skips re-running the
+unchanged prefix ``case[:-1]`` when only the last transaction changed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from secant.chain.abi import AbiFunction
@@ -22,6 +25,7 @@ from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.engine.abicodec import encoder_for
 from secant.evm.transaction import InvalidTransaction
+from secant.targets.prefix_cache import PrefixCache
 from secant.targets.trace import BranchEvent, PanicEvent, TraceRecorder
 from secant.types import TxOutcome, TxSeq
 
@@ -66,10 +70,13 @@ class ExecResult:
     branch_marks: list[int]
     sstores: list[tuple[bytes, int, int]]
     sstore_marks: list[int]
-    sloads: list[tuple[int, int, int]]
+    sloads: list[tuple[int, int, int, int]]
     panics: list[PanicEvent]
     exec_us: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    # Hash of the storage the case wrote, as it stands after the run (sequence pools keep
+    # only inputs that leave a state not seen before).
+    state_hash: int = 0
 
     def tx_branches(self, index: int) -> list[BranchEvent]:
         """The branches of transaction ``index``."""
@@ -86,12 +93,21 @@ class ExecResult:
 class ContractTarget:
     """Runs test cases on a deployed chain; knows the callable functions by signature."""
 
-    def __init__(self, chain: TestChain, recorder: TraceRecorder | None = None) -> None:
+    def __init__(self, chain: TestChain, recorder: TraceRecorder | None = None,
+                 path_scope: str = "last", prefix_cache: PrefixCache | None = None) -> None:
         if chain.main is None:
             raise ValueError("the chain has no main contract")
         self.chain = chain
         self.main: DeployedContract = chain.main
         self.recorder = recorder or TraceRecorder()
+        # Entries hold diffs against this chain's base and this recorder's containers, so a
+        # cache must not be shared between targets (see ``secant.targets.prefix_cache``).
+        self.prefix_cache = prefix_cache
+        if path_scope not in ("last", "all"):
+            raise ValueError(f"path_scope must be 'last' or 'all', not {path_scope!r}")
+        # "last": Harvey's demand-driven path ids; "all": every transaction's branches
+        # (Harvey's configuration D, which fuzzes sequences eagerly).
+        self.path_scope = path_scope
         self._functions: dict[tuple[int, str], AbiFunction] = {}
         self._encoders: dict[tuple[int, str], Callable[[Sequence[Any]], bytes]] = {}
         for contract in chain.contracts:
@@ -116,19 +132,79 @@ class ContractTarget:
         A transaction the chain rejects (for instance a value above the sender's balance)
         counts as failed and changes nothing. ``Tx.storage`` overrides apply to the called
         contract's reads (only on the last transaction unless ``overrides_last`` is False).
+
+        With a prefix cache, a case of two or more transactions restores the state after
+        ``case[:-1]`` from the cache when it can (else runs the prefix and stores what it
+        left, as the cache's admission allows) and runs only the last transaction; the
+        result is the same.
         """
         chain = self.chain
         recorder = self.recorder
         chain.reset()
         recorder.reset()
-        main = self.main.address
         outcomes: list[TxOutcome] = []
+        start = 0
+        cache = self.prefix_cache
+        if cache is not None and len(case) > 1:
+            key = _prefix_key(case[:-1], overrides_last)
+            entry = cache.get(key) if key is not None else None
+            if entry is not None:
+                chain.state.apply(entry.diff)
+                chain.blocks.reset(entry.env)
+                recorder.restore(entry.recorder)
+                outcomes.extend(entry.outcomes)
+                start = len(case) - 1
+            elif key is not None and cache.admit(key):
+                # The base is the journal length right after the reset.
+                base = chain.state.snapshot()
+                start = len(case) - 1
+                self._run_txs(case, 0, start, overrides_last, outcomes)
+                cache.put(key, chain.state.changes_since(base), chain.env,
+                          recorder.checkpoint(), tuple(outcomes))
+        self._run_txs(case, start, len(case), overrides_last, outcomes)
+        path = self._path_id(outcomes)
+        result = ExecResult(case, outcomes, path, recorder.blocks, recorder.edges,
+                            recorder.branches, recorder.branch_marks, recorder.sstores,
+                            recorder.sstore_marks, recorder.sloads, recorder.panics)
+        transitions = getattr(recorder, "transitions", None)
+        if transitions is not None:
+            result.extra["transitions"] = transitions
+        if recorder.written:
+            # Slots written back to their old value leave the state as it was: only the
+            # changed ones count (no change at all hashes as the post-deployment state, 0).
+            storage_at = chain.state.storage_at
+            changed = sorted((address, slot, now) for (address, slot), before
+                             in recorder.written.items()
+                             if (now := storage_at(address, slot)) != before)
+            result.state_hash = hash(tuple(changed)) if changed else 0
+        return result
+
+    def _path_id(self, outcomes: list[TxOutcome]) -> int:
+        """The path id of the last transaction (or of all of them, with path_scope all)."""
+        branches, marks = self.recorder.branches, self.recorder.branch_marks
+        if not marks:
+            return path_hash([], 0)
+        if self.path_scope == "last":
+            return path_hash(branches[marks[-1]:], _status(outcomes[-1]))
+        ends = [*marks[1:], len(branches)]
+        return hash(tuple(path_hash(branches[start:end], _status(outcome))
+                          for start, end, outcome in zip(marks, ends, outcomes)))
+
+    def _run_txs(self, case: TxSeq, start: int, stop: int, overrides_last: bool,
+                 outcomes: list[TxOutcome]) -> None:
+        """Run ``case[start:stop]`` on the current state, appending their outcomes."""
+        chain = self.chain
+        recorder = self.recorder
+        main = self.main.address
         last = len(case) - 1
-        for index, tx in enumerate(case):
+        for index in range(start, stop):
+            tx = case[index]
             to = main if tx.to is None else tx.to
             overrides = (dict(tx.storage) if tx.storage and (index == last or not overrides_last)
                          else None)
-            recorder.begin_tx(index, overrides, to if overrides else None)
+            # The last transaction's reads of its contract are recorded (aggressive mode
+            # turns them into inputs); earlier ones only when they carry overrides.
+            recorder.begin_tx(index, overrides, to if overrides or index == last else None)
             if tx.blocks or tx.time:
                 chain.advance(tx.blocks, tx.time)
             data = self.calldata(tx.function, tx.args, to)
@@ -139,14 +215,23 @@ class ContractTarget:
                 continue
             outcomes.append(TxOutcome(done.success, done.reverted, done.output,
                                       done.gas_used, done.error))
-        marks = recorder.branch_marks
-        final = outcomes[-1] if outcomes else TxOutcome(True, False, b"", 0)
-        status = 0 if final.success else 1 if final.reverted else 3 if final.invalid else 2
-        path = path_hash(recorder.branches[marks[-1]:] if marks else [], status)
-        result = ExecResult(case, outcomes, path, recorder.blocks, recorder.edges,
-                            recorder.branches, marks, recorder.sstores, recorder.sstore_marks,
-                            recorder.sloads, recorder.panics)
-        transitions = getattr(recorder, "transitions", None)
-        if transitions is not None:
-            result.extra["transitions"] = transitions
-        return result
+
+
+def _status(outcome: TxOutcome) -> int:
+    """How a transaction ended, as part of its path id."""
+    return 0 if outcome.success else 1 if outcome.reverted else 3 if outcome.invalid else 2
+
+
+def _prefix_key(prefix: TxSeq, overrides_last: bool) -> TxSeq | None:
+    """The cache key of ``prefix``, or None when its run must not be cached.
+
+    Storage overrides of a prefix transaction apply only when ``overrides_last`` is False:
+    then the prefix's run depends on them (aggressive mode), so it bypasses the cache.
+    Otherwise they are ignored, and dropping them from the key lets the prefix of a case
+    that grew from an aggressive-mode one share the entry of the plain prefix.
+    """
+    if not any(tx.storage for tx in prefix):
+        return prefix
+    if not overrides_last:
+        return None
+    return tuple(replace(tx, storage=()) if tx.storage else tx for tx in prefix)

@@ -10,15 +10,21 @@ What it records for a whole test case:
 * ``branches``: every JUMPI in order as ``(code_hash, pc, taken, relation, lhs, rhs)`` with
   ``branch_marks[i]`` the index where transaction ``i`` starts (cost vectors, path ids);
 * ``sstores``: ``(code_hash, pc, slot)`` with ``sstore_marks`` likewise (arbitrary-write
-  costs), ``sloads``: ``(tx, address, slot)`` of the last transaction's own contract reads;
+  costs), ``sloads``: ``(tx, address, slot, value)`` of the watched contract's reads (the
+  called contract of the last transaction: Harvey's aggressive mode fuzzes them), and
+  ``written``: every ``(address, slot)`` written, with its value before the case (the
+  state hash of the sequence pools);
 * ``panics``: Solidity panics and INVALID halts with the block trail of their frame, so the
   assertion oracle can find the check in user code that jumped into the panic routine.
+
+``checkpoint``/``restore`` save what a recorder holds after some transactions and bring it
+back later, so the prefix cache can skip re-running a test case's first transactions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from secant.chain.abi import PANIC_SELECTOR
 from secant.evm.inspector import Inspector
@@ -49,6 +55,38 @@ class PanicEvent:
     output: bytes
 
 
+@dataclass(frozen=True, slots=True)
+class RecorderCheckpoint:
+    """What a recorder accumulated over some transactions (see ``TraceRecorder.checkpoint``).
+
+    Every public list and set attribute of the recorder, by name, as an immutable copy
+    (``blocks``, ``branches``, ``branch_marks``, ..., and a subclass's own containers such
+    as ``TransitionRecorder.transitions``): restoring hands out fresh containers every
+    time, so results built from one restore never share a list with another.
+    """
+
+    tx: int
+    lists: tuple[tuple[str, tuple[Any, ...]], ...]
+    sets: tuple[tuple[str, frozenset[Any]], ...]
+    dicts: tuple[tuple[str, tuple[tuple[Any, Any], ...]], ...] = ()
+
+    def container(self, name: str) -> tuple[Any, ...] | frozenset[Any]:
+        """The saved contents of the recorder's container ``name`` (``KeyError`` if none).
+
+        A dict container comes back as its ``(key, value)`` items.
+        """
+        for key, values in self.lists:
+            if key == name:
+                return values
+        for key, frozen in self.sets:
+            if key == name:
+                return frozen
+        for key, items in self.dicts:
+            if key == name:
+                return items
+        raise KeyError(name)
+
+
 class TraceRecorder(Inspector):
     """Coverage, branch operands, storage accesses and panics of one test case."""
 
@@ -65,16 +103,53 @@ class TraceRecorder(Inspector):
         self.branch_marks: list[int] = []
         self.sstores: list[tuple[bytes, int, int]] = []
         self.sstore_marks: list[int] = []
-        self.sloads: list[tuple[int, int, int]] = []
+        self.sloads: list[tuple[int, int, int, int]] = []
+        # (address, slot) -> the value before the case first wrote it.
+        self.written: dict[tuple[int, int], int] = {}
         self.panics: list[PanicEvent] = []
         self.tx = 0
         self._trails: list[list[int]] = [[] for _ in range(8)]
+
+    def checkpoint(self) -> RecorderCheckpoint:
+        """Copy what the recorder holds now (between transactions) for ``restore``.
+
+        Every public list or set attribute is taken for a per-case container (``reset``
+        creates them afresh), which covers the containers subclasses add. The per-depth
+        block trails are left out: every frame clears its depth's trail when it starts, so
+        nothing of them outlives a transaction. The overrides are set by the next
+        ``begin_tx``.
+        """
+        lists: list[tuple[str, tuple[Any, ...]]] = []
+        sets: list[tuple[str, frozenset[Any]]] = []
+        dicts: list[tuple[str, tuple[tuple[Any, Any], ...]]] = []
+        for name, value in vars(self).items():
+            if name.startswith("_") or name == "overrides":
+                continue
+            if isinstance(value, list):
+                lists.append((name, tuple(value)))
+            elif isinstance(value, set):
+                sets.append((name, frozenset(value)))
+            elif isinstance(value, dict):
+                dicts.append((name, tuple(value.items())))
+        return RecorderCheckpoint(self.tx, tuple(lists), tuple(sets), tuple(dicts))
+
+    def restore(self, checkpoint: RecorderCheckpoint) -> None:
+        """Start a test case as if the checkpoint's transactions had just been recorded."""
+        self.reset()
+        for name, values in checkpoint.lists:
+            setattr(self, name, list(values))
+        for name, frozen in checkpoint.sets:
+            setattr(self, name, set(frozen))
+        for name, items in checkpoint.dicts:
+            setattr(self, name, dict(items))
+        self.tx = checkpoint.tx
 
     def begin_tx(self, index: int, overrides: dict[int, int] | None = None,
                  override_address: int | None = None) -> None:
         """Mark the start of transaction ``index``; ``overrides`` replace its SLOAD results.
 
-        Overrides apply to reads of ``override_address``'s storage only.
+        Reads of ``override_address``'s storage are recorded in ``sloads`` (with the value
+        the state held) and overridden where ``overrides`` names the slot.
         """
         self.tx = index
         self.branch_marks.append(len(self.branches))
@@ -109,7 +184,7 @@ class TraceRecorder(Inspector):
     def on_sload(self, frame: Frame, pc: int, slot: int, value: int) -> int:
         """Record reads of the target; apply aggressive-mode overrides."""
         if frame.address == self.override_address:
-            self.sloads.append((self.tx, frame.address, slot))
+            self.sloads.append((self.tx, frame.address, slot, value))
             overrides = self.overrides
             if slot in overrides:
                 return overrides[slot]
@@ -118,6 +193,7 @@ class TraceRecorder(Inspector):
     def on_sstore(self, frame: Frame, pc: int, slot: int, old: int, new: int) -> None:
         """Record the write's slot (the arbitrary-write cost needs it)."""
         self.sstores.append((frame.code_hash, pc, slot))
+        self.written.setdefault((frame.address, slot), old)
 
     def on_message_end(
         self, kind: int, target: int, depth: int, success: bool, reverted: bool, output: bytes,

@@ -62,3 +62,18 @@ def test_durations() -> None:
     assert parse_duration("500ms") == 0.5
     with pytest.raises(SecantError):
         parse_duration("soon")
+
+
+@needs_node
+def test_readme_main_command_finds_the_baz_assertion(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text().splitlines()
+    command = readme[readme.index("```bash") + 1].split()
+    assert command[:2] == ["bin/secant", "fuzz"]
+    root = Path(__file__).resolve().parents[2]
+    args = [str(root / a) if a.endswith(".sol") else a for a in command[1:]]
+    proc = run_cli(*args, "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["paths"] >= 5
+    assert [(f["kind"], f["function"]) for f in summary["findings"]] == [("assertion", "baz")]
+    assert "Baz.sol:18" in proc.stdout

@@ -12,6 +12,7 @@ from secant.engine.predict import (
     outcome,
     predict,
     secant_root,
+    straddle_root,
 )
 from secant.evm.costs import relation_cost
 
@@ -118,3 +119,13 @@ def test_iterated_secant_solves_harveys_rq2_example() -> None:
         value = run.next(value, costs(value))
         tries += 1
     assert value == 123, (value, tries)
+
+
+def test_points_on_both_arms_of_an_equality_cost_meet_in_the_middle() -> None:
+    # |x - 42| seen at 0 (cost 42) and at a huge value: the line's root is negative and
+    # clamps back onto 0; the V through both points has its zero at 42.
+    huge = 10 ** 30
+    p = predict(0, {"m": 42}, huge, {"m": huge - 42}, Domain.unsigned(), random.Random(0))
+    assert p is not None and p.value == 42
+    assert straddle_root(-5, 47, 90, 48) == 42
+    assert straddle_root(3, 0, 9, 4) is None  # a zero cost is already a solution

@@ -176,6 +176,8 @@ class Branches(Inspector):
         ("PUSH1 1 PUSH1 0 SUB PUSH1 1 SGT", "sgt", 1, 2**256 - 1, True),  # 1 > -1
         ("PUSH1 5 PUSH1 3 GT DUP1 POP", "gt", 3, 5, False),       # through DUP/POP
         ("PUSH1 9", "ne", 9, 0, True),                             # plain value
+        ("PUSH1 0 CALLDATASIZE SUB", "ne", 0, 0, False),  # solc's a != b as SUB(a, b)
+        ("PUSH1 85 PUSH1 85 CALLDATASIZE ADD XOR ISZERO", "eq", 85, 85, True),
     ],
 )
 def test_branch_comparison_operands(

@@ -1,4 +1,4 @@
-"""The README's first command, and an independent check of the example it runs."""
+"""The bundled state-test example, and an independent check of what it runs."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from secant.evm.state import WorldState
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "statetests"
 
 
-def test_readme_main_command_passes_the_bundled_example() -> None:
+def test_bundled_statetest_example_passes() -> None:
     result = CliRunner().invoke(app, ["evm", "statetest", str(EXAMPLES)])
     assert result.exit_code == 0, result.output
     assert result.output.strip().splitlines()[-1] == "3 passed, 0 failed, 0 skipped"

@@ -1,0 +1,47 @@
+"""Shared by the quality benchmarks: when a campaign first reaches each goal, and medians.
+
+``record_goals`` runs a campaign with an observer that notes the execution count and the
+seconds at which each goal label first appears; ``median_cells`` turns the per-seed results
+into table cells: a missed goal counts as the whole budget, and a median over seeds of which
+half or more missed is shown as ">budget". The seconds are the median over the seeds that
+reached the goal.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+
+from secant.campaign.campaign import Campaign
+from secant.targets.contract import ExecResult
+
+Hit = tuple[int, float] | None
+"""(executions, seconds) at which a goal was first reached, or None."""
+
+
+def record_goals(campaign: Campaign, labels: Callable[[ExecResult], list[str]]
+                 ) -> dict[str, tuple[int, float]]:
+    """Run ``campaign``; return, per goal label, when it was first reached."""
+    fuzzer = campaign.fuzzer
+    reached: dict[str, tuple[int, float]] = {}
+
+    def observe(result: ExecResult) -> None:
+        # The observer runs inside execute(), after the execution was counted.
+        for name in labels(result):
+            reached.setdefault(name, (fuzzer.stats.execs, fuzzer.stats.elapsed))
+
+    fuzzer.observers.append(observe)
+    campaign.run()
+    return reached
+
+
+def median_cells(hits: Sequence[Hit], budget: int) -> tuple[str, str, str]:
+    """Median executions, median seconds and "reached/seeds" for one goal."""
+    seeds = len(hits)
+    execs = [h[0] if h else budget for h in hits]
+    seconds = [h[1] for h in hits if h]
+    reached = len(seconds)
+    if reached <= seeds // 2:
+        return f">{budget}", "-", f"{reached}/{seeds}"
+    return (f"{statistics.median(execs):.0f}", f"{statistics.median(seconds):.2f}",
+            f"{reached}/{seeds}")

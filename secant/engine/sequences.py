@@ -1,0 +1,236 @@
+"""Transaction sequences: Harvey's demand-driven growth and sFuzz's sequence mutations.
+
+Harvey §5. A test case is a sequence whose last transaction ``t`` is the one under test;
+the transactions before it only set up the persistent state, so path ids span ``t`` alone.
+Sequences grow *on demand*: a function demands longer sequences once aggressive mode (the
+fuzzer's SLOAD overrides, see ``Fuzzer``) showed that a different persistent state opens a
+new path of it. For a demanding ``t``, regular mode then
+
+* fuzzes the inputs of ``t`` or of a transaction before it (one parameter, as always);
+* inserts a transaction before ``t`` (from the transaction pool, or a fresh call);
+* replaces the transactions before ``t`` by a sequence from the sequence pool.
+
+The pools hold what increased coverage *and* left the storage in a state not seen before.
+
+Insertions can follow the data flow (an improvement over Harvey's blind insertion): the
+mutator learns, per function, which storage slots it writes and, as a last transaction,
+which it reads; ``insert-writer`` puts before a transaction a call of a function that writes
+a slot that transaction reads. Stacked, this builds ``SetY(y); CopyY(); Bar()`` for a ``Bar``
+that reads ``x``, ``CopyY`` writing ``x`` from ``y`` and ``SetY`` writing ``y``.
+
+sFuzz (§3.3, Table 1) adds pruneMethodCall, addMethodCall, swapMethodCall and crossover of
+two sequences at a cut point. In demand-driven mode they act on the prefix and keep ``t``
+last; in eager mode (Harvey's configuration D) they act on the whole sequence.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+
+from secant.engine.mutators import Mutator
+from secant.targets.contract import ExecResult
+from secant.types import Tx, TxSeq
+
+FunctionKey = tuple[int | None, str]
+"""(contract address or None for the main one, signature)."""
+
+SEQUENCE_MODES = ("demand", "eager", "off")
+
+
+@dataclass
+class PoolStats:
+    """How the pools grew."""
+
+    offered: int = 0
+    accepted: int = 0
+
+
+class Pools:
+    """Transactions and sequences that increased coverage and reached a new state.
+
+    Bounded: past ``limit`` entries the oldest are dropped (deterministic). Aggressive-mode
+    overrides are stripped: pooled inputs are real transactions.
+    """
+
+    def __init__(self, limit: int = 1024) -> None:
+        self.limit = limit
+        self.transactions: list[Tx] = []
+        self.sequences: list[TxSeq] = []
+        # The post-deployment state (nothing written) is known from the start.
+        self.states: set[int] = {0}
+        self.stats = PoolStats()
+
+    def offer(self, case: TxSeq, state_hash: int) -> bool:
+        """Keep ``case`` (a run that increased coverage) if its final state is new."""
+        self.stats.offered += 1
+        if not case or state_hash in self.states:
+            return False
+        self.states.add(state_hash)
+        clean = tuple(replace(tx, storage=()) if tx.storage else tx for tx in case)
+        self.transactions.append(clean[-1])
+        self.sequences.append(clean)
+        if len(self.transactions) > self.limit:
+            del self.transactions[0]
+        if len(self.sequences) > self.limit:
+            del self.sequences[0]
+        self.stats.accepted += 1
+        return True
+
+
+class SequenceMutator:
+    """Structural mutations of a sequence (the one-parameter ones are ``Mutator``'s)."""
+
+    OPERATORS = ("insert", "insert-writer", "replace-prefix", "prune", "add", "swap",
+                 "crossover")
+    # Data-flow insertions are the ones that build state on purpose: drawn three times as
+    # often as each other operator (they give up, returning None, when nothing is known).
+    _DRAW = ("insert", "insert-writer", "insert-writer", "insert-writer", "replace-prefix",
+             "prune", "add", "swap", "crossover")
+
+    def __init__(self, mutator: Mutator, pools: Pools, max_length: int = 16) -> None:
+        self.mutator = mutator
+        self.pools = pools
+        self.max_length = max_length
+        # Data flow through storage, learnt from runs (see the module docstring).
+        self.reads: dict[FunctionKey, set[int]] = {}
+        self.writes: dict[FunctionKey, set[int]] = {}
+
+    def learn_dataflow(self, result: ExecResult) -> None:
+        """Record the slots each transaction of a run wrote and the last one read."""
+        marks, sstores = result.sstore_marks, result.sstores
+        for index, tx in enumerate(result.case):
+            end = marks[index + 1] if index + 1 < len(marks) else len(sstores)
+            start = marks[index] if index < len(marks) else end
+            if start < end:
+                self.writes.setdefault((tx.to, tx.function), set()).update(
+                    slot for _, _, slot in sstores[start:end])
+        last = len(result.case) - 1
+        read = {slot for tx, _, slot, _ in result.sloads if tx == last}
+        if read:
+            tx = result.case[last]
+            self.reads.setdefault((tx.to, tx.function), set()).update(read)
+
+    def writer_chain(self, before: Tx, rng: random.Random, room: int) -> tuple[Tx, ...]:
+        """Writers to insert before ``before``, in order.
+
+        One writer of a slot ``before`` reads, then, each time with probability 1/2, a
+        writer of what the previous one reads (``SetY(); CopyY()`` before ``Bar()``).
+        """
+        chain: list[Tx] = []
+        current = before
+        while len(chain) < room:
+            writer = self.writer_tx(current, rng)
+            if writer is None:
+                break
+            chain.insert(0, writer)
+            current = writer
+            if rng.random() < 0.5:
+                break
+        return tuple(chain)
+
+    def writer_tx(self, before: Tx, rng: random.Random) -> Tx | None:
+        """A call of a function that writes a slot ``before`` reads (pooled or fresh)."""
+        wanted = self.reads.get((before.to, before.function))
+        if not wanted:
+            return None
+        writers = [key for key, slots in self.writes.items() if slots & wanted]
+        if not writers:
+            return None
+        to, signature = writers[rng.randrange(len(writers))]
+        pooled = [tx for tx in self.pools.transactions
+                  if tx.function == signature and tx.to == to]
+        if pooled and rng.random() < 0.5:
+            return pooled[rng.randrange(len(pooled))]
+        spec = self.mutator.spec(Tx(signature, (), 0, to=to))
+        return self.mutator.random_tx(spec, rng)
+
+    def fresh_tx(self, rng: random.Random) -> Tx:
+        """A new call of a random function, or a pooled transaction."""
+        pool = self.pools.transactions
+        if pool and rng.random() < 0.5:
+            return pool[rng.randrange(len(pool))]
+        functions = self.mutator.functions
+        return self.mutator.random_tx(functions[rng.randrange(len(functions))], rng)
+
+    def mutate(self, case: TxSeq, rng: random.Random, keep_last: bool,
+               others: list[TxSeq] | None = None) -> tuple[TxSeq, str] | None:
+        """1, 2 or 4 stacked structural mutations and their names, or None (no change).
+
+        Stacking matters: a prefix such as ``SetY(y); CopyY()`` changes nothing observable
+        until both calls are there, so one insertion at a time never gets a foothold.
+        With ``keep_last`` (demand-driven mode) the last transaction stays where it is and
+        only the prefix changes. ``others`` are corpus sequences for crossover.
+        """
+        current = case
+        names: list[str] = []
+        for _ in range(1 << rng.randint(0, 2)):
+            step = self.mutate_once(current, rng, keep_last, others)
+            if step is not None:
+                current = step[0]
+                names.append(step[1])
+        if current == case:
+            return None
+        return current, "+".join(names)
+
+    def mutate_once(self, case: TxSeq, rng: random.Random, keep_last: bool,
+                    others: list[TxSeq] | None = None) -> tuple[TxSeq, str] | None:
+        """One structural mutation (see ``OPERATORS``) and its name, or None."""
+        operator = self._DRAW[rng.randrange(len(self._DRAW))]
+        # Replacing "the transactions before t" names a t even in eager mode.
+        split = keep_last or operator == "replace-prefix"
+        head, tail = (case[:-1], case[-1:]) if split else (case, ())
+        room = self.max_length - len(tail)
+        if operator in ("insert", "add", "insert-writer"):
+            if len(head) >= room:
+                operator = "prune"
+            else:
+                at = rng.randrange(len(head) + 1)
+                whole = head + tail
+                tx: Tx | None
+                if operator == "insert-writer":
+                    chain = (self.writer_chain(whole[at], rng, room - len(head))
+                             if at < len(whole) else ())
+                    if not chain:
+                        return None
+                    head = head[:at] + chain + head[at:]
+                else:
+                    tx = self.fresh_tx(rng) if operator == "add" else self._pooled_tx(rng)
+                    head = head[:at] + (tx,) + head[at:]
+        if operator == "replace-prefix":
+            prefix = self._pooled_sequence(rng)
+            if prefix is None:
+                return None
+            head = prefix[-room:] if room > 0 else ()
+        elif operator == "prune":
+            if not head:
+                return None
+            at = rng.randrange(len(head))
+            head = head[:at] + head[at + 1:]
+        elif operator == "swap":
+            if len(head) < 2:
+                return None
+            i, j = rng.sample(range(len(head)), 2)
+            items = list(head)
+            items[i], items[j] = items[j], items[i]
+            head = tuple(items)
+        elif operator == "crossover":
+            if not others:
+                return None
+            other = others[rng.randrange(len(others))]
+            other_head = other[:-1] if keep_last else other
+            cut = rng.randrange(len(head) + 1)
+            other_cut = rng.randrange(len(other_head) + 1)
+            head = (head[:cut] + other_head[other_cut:])[:room]
+        new = head + tail
+        if not new or new == case:
+            return None
+        return new, operator
+
+    def _pooled_tx(self, rng: random.Random) -> Tx:
+        pool = self.pools.transactions
+        return pool[rng.randrange(len(pool))] if pool else self.fresh_tx(rng)
+
+    def _pooled_sequence(self, rng: random.Random) -> TxSeq | None:
+        pool = self.pools.sequences
+        return pool[rng.randrange(len(pool))] if pool else None

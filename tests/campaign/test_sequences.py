@@ -1,0 +1,142 @@
+"""Quality of sequence fuzzing (issue 5): multi-transaction bugs within fixed budgets.
+
+Harvey's demand-driven sequences (configuration A, the default) against eager sequences
+(configuration D), sFuzz's adaptive seeds, and the papers' stateful examples. Medians over
+10 seeds for every example and configuration: bench/sequences.py and docs/engine.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import statistics
+from pathlib import Path
+
+from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.chain.chain import TestChain
+from secant.compile import Compilation, load
+from secant.engine.fuzzer import FuzzConfig
+from secant.targets.contract import ExecResult
+from tests.compile.conftest import needs_node
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "contracts"
+
+
+@functools.cache
+def compiled(file: str) -> list[Compilation]:
+    return load([EXAMPLES / file])
+
+
+def campaign(file: str, contract: str, **config: object) -> Campaign:
+    chain = TestChain.setup(compiled(file), contract=contract)
+    return Campaign(chain, CampaignConfig(FuzzConfig(**config)))  # type: ignore[arg-type]
+
+
+def lines(summary: dict[str, object]) -> dict[int, dict[str, object]]:
+    findings = summary["findings"]
+    assert isinstance(findings, list)
+    return {int(f["source"].rsplit(":", 1)[1]): f for f in findings if f["source"]}
+
+
+@needs_node
+def test_foo_needs_a_sequence_and_demand_driven_fuzzing_builds_it() -> None:
+    run = campaign("HarveyFoo.sol", "Foo", seed=1, max_execs=3000)
+    summary = run.run()
+    bar = lines(summary)[17]  # assert(false) in Bar
+    sequence = bar["sequence"]
+    assert isinstance(sequence, list) and sequence[-1]["function"] == "Bar()"
+    calls = [(tx["function"], tx["args"]) for tx in sequence]
+    # Either SetY(42) then CopyY (in that order, before Bar) or 42 increments.
+    set_42 = [i for i, call in enumerate(calls) if call == ("SetY(int256)", [42])]
+    copies = [i for i, call in enumerate(calls) if call[0] == "CopyY()"]
+    assert (set_42 and copies and set_42[0] < copies[-1]) or \
+        sum(1 for call in calls if call[0] == "IncX()") >= 42
+    sequences = summary["sequences"]
+    assert "Bar()" in sequences["demanding"]
+    assert sequences["aggressive_probes"] > 0 and sequences["aggressive_hits"] > 0
+    # Aggressive-mode inputs (state overrides) never reach the corpus or the findings.
+    assert all(not tx.storage for seed in run.fuzzer.corpus.seeds for tx in seed.case)
+    assert all("storage" not in tx for tx in sequence)
+
+
+@needs_node
+def test_single_transaction_mode_cannot_reach_bar() -> None:
+    summary = campaign("HarveyFoo.sol", "Foo", seed=1, max_execs=3000, sequences="off").run()
+    assert 17 not in lines(summary)
+    assert summary["sequences"]["lengths"] == {1: len(campaign_corpus(summary))}
+
+
+def campaign_corpus(summary: dict[str, object]) -> list[object]:
+    lengths = summary["sequences"]["lengths"]  # type: ignore[index]
+    return [None] * sum(lengths.values())
+
+
+@needs_node
+def test_stateful_maze_assertions_at_depth_3_and_6() -> None:
+    found = lines(campaign("StatefulMaze.sol", "StatefulMaze", seed=0, max_execs=5000).run())
+    assert 40 in found and 46 in found
+    assert len(found[40]["sequence"]) >= 3 and len(found[46]["sequence"]) >= 6
+
+
+@needs_node
+def test_crowdsale_reaches_withdraw_and_refund() -> None:
+    """ILF Fig. 2: invest up to the goal then setPhase(1); or time travel, setPhase(2)."""
+    run = campaign("Crowdsale.sol", "Crowdsale", seed=0, max_execs=20000)
+    reached: dict[str, ExecResult] = {}
+
+    def observe(result: ExecResult) -> None:
+        last = result.case[-1]
+        if result.last_outcome.success and last.function in ("withdraw()", "refund()"):
+            reached.setdefault(last.function, result)
+
+    run.fuzzer.observers.append(observe)
+    summary = run.run()
+    assert set(reached) == {"withdraw()", "refund()"}
+    refund = reached["refund()"].case
+    assert any(tx.function == "setPhase(uint256)" and tx.args == (2,) for tx in refund)
+    assert sum(tx.time for tx in refund) > 60 * 86400  # past `end`
+    assert summary["prefix_cache"]["hits"] > 0
+
+
+@needs_node
+def test_multiple_objectives_both_found_through_the_square() -> None:
+    found = lines(campaign("SFuzzExamples.sol", "MultipleObjectives", seed=0,
+                           max_execs=1000).run())
+    assert {11, 14} <= set(found)
+    assert abs(found[11]["sequence"][0]["args"][0]) == 10
+    assert abs(found[14]["sequence"][0]["args"][0]) == 100
+
+
+@needs_node
+def test_demand_driven_beats_eager_on_the_stateful_maze() -> None:
+    """Harvey's RQ3 on our maze: median executions to the depth-6 assertion, 10 seeds."""
+    budget = 8000
+
+    def execs_to_depth_6(seed: int, sequences: str) -> int:
+        run = campaign("StatefulMaze.sol", "StatefulMaze", seed=seed, max_execs=budget,
+                       sequences=sequences)
+        hit: list[int] = []
+
+        def observe(result: ExecResult) -> None:
+            if not hit and result.panics and any(
+                    site.source and site.source.endswith(":46")
+                    for site in run.oracle.check(result)):
+                hit.append(run.fuzzer.stats.execs)
+                run.fuzzer.stop()
+
+        run.fuzzer.observers.append(observe)
+        run.run()
+        return hit[0] if hit else budget
+
+    demand = statistics.median(execs_to_depth_6(seed, "demand") for seed in range(10))
+    eager = statistics.median(execs_to_depth_6(seed, "eager") for seed in range(10))
+    assert demand < eager, (demand, eager)
+
+
+@needs_node
+def test_same_seed_same_sequence_campaign() -> None:
+    def fingerprint() -> tuple[object, ...]:
+        run = campaign("HarveyFoo.sol", "Foo", seed=4, max_execs=1500)
+        summary = run.run()
+        return (summary["sequences"], summary["adaptive"],
+                [s.case for s in run.fuzzer.corpus.seeds])
+    assert fingerprint() == fingerprint()
