@@ -117,6 +117,20 @@ def stack_bytes(f: Any, offset: int, size: int) -> bytes:
     return bytes(f.memory[offset : offset + size])
 
 
+def escaped(f: Any, value: int, negate: bool) -> tuple[str, int, int]:
+    """The comparison behind a branch condition computed in an earlier block.
+
+    ``f.cmp`` holds the last comparison whose result left a block; when its value is the
+    condition's, its relation and operands describe the branch (negated under ISZERO).
+    Otherwise the condition is only known as a value compared with zero.
+    """
+    last = f.cmp
+    if last is not None and last[0] == value:
+        rel = _NEGATE[last[1]] if negate else last[1]
+        return rel, last[2], last[3]
+    return ("eq", value, 0) if negate else ("ne", value, 0)
+
+
 def _namespace(jumpdests: frozenset[int]) -> dict[str, Any]:
     ns: dict[str, Any] = {
         "M": M, "SIGN": SIGN, "JD": jumpdests,
@@ -129,7 +143,7 @@ def _namespace(jumpdests: frozenset[int]) -> dict[str, Any]:
         "mload": stack.mload, "mstore": stack.mstore, "mstore8": stack.mstore8,
         "keccak_memory": stack.keccak_memory, "calldataload": environment.calldataload,
         "sload": storage.sload, "sstore": storage.sstore, "log_event": log.log_event,
-        "do_return": _do_return, "do_revert": _do_revert,
+        "do_return": _do_return, "do_revert": _do_revert, "escaped": escaped,
     }
     for op, fn in HANDLERS.items():
         ns[f"H{op:02x}"] = fn
@@ -196,6 +210,15 @@ class _BlockWriter:
 
     def flush(self) -> None:
         items = self.items
+        if self.variant != PLAIN:
+            # A comparison result leaving the block: remember its operands for the JUMPI
+            # that may test it in a later block (see ``escaped``).
+            for item in reversed(items):
+                meta = self.meta.get(item)
+                if meta is not None:
+                    rel, lhs, rhs = meta
+                    self.emit(f"f.cmp = ({item}, '{rel}', {lhs}, {rhs})")
+                    break
         if len(items) == 1:
             self.emit(f"s.append({items[0]})")
         elif items:
@@ -328,10 +351,21 @@ class _BlockWriter:
             dest = self.pop()
             cond = self.pop()
             if traced:
-                rel, lhs, rhs = self.meta.get(cond, ("ne", cond, "0"))
-                self.emit(
-                    f"f.evm.inspector.on_branch(f, {pc}, {cond} != 0, '{rel}', {lhs}, {rhs})"
-                )
+                meta = self.meta.get(cond)
+                if meta is None and not _is_const(cond):
+                    # Decided by a value computed in an earlier block: its comparison, if
+                    # the last one to leave a block is that value.
+                    self.emit(f"f.evm.inspector.on_branch(f, {pc}, {cond} != 0, "
+                              f"*escaped(f, {cond}, False))")
+                elif (meta is not None and meta[0] == "eq" and meta[2] == "0"
+                        and meta[1] not in self.meta and not _is_const(meta[1])):
+                    # ISZERO of such a value: the same comparison, negated.
+                    self.emit(f"f.evm.inspector.on_branch(f, {pc}, {cond} != 0, "
+                              f"*escaped(f, {meta[1]}, True))")
+                else:
+                    rel, lhs, rhs = meta or ("ne", cond, "0")
+                    self.emit(f"f.evm.inspector.on_branch(f, {pc}, {cond} != 0, '{rel}', "
+                              f"{lhs}, {rhs})")
             self.flush()
             if _is_const(cond):
                 if int(cond, 0):

@@ -19,6 +19,7 @@ class Frame:
     """
 
     __slots__ = (
+        "cmp",
         "evm",
         "state",
         "tx",
@@ -86,6 +87,9 @@ class Frame:
         self.calldata = calldata
         self.is_static = is_static
         self.depth = depth
+        # Traced runs only: the comparison whose result last left a basic block on the stack
+        # (value, relation, lhs, rhs), for a JUMPI in a later block (solc's && and ||).
+        self.cmp: tuple[int, str, int, int] | None = None
         self.return_data = b""
         self.output = b""
         self.snapshot = snapshot

@@ -140,3 +140,23 @@ def test_same_seed_same_sequence_campaign() -> None:
         return (summary["sequences"], summary["adaptive"],
                 [s.case for s in run.fuzzer.corpus.seeds])
     assert fingerprint() == fingerprint()
+
+
+@needs_node
+def test_opposite_game_pays_out_after_start_quiz_game() -> None:
+    """sFuzz Fig. 1: Try(answer) with exactly 0.1 ether after start_quiz_game(q, answer)."""
+    run = campaign("SFuzzExamples.sol", "OppositeGame", seed=0, max_execs=3000)
+    paid: list[ExecResult] = []
+
+    def observe(result: ExecResult) -> None:
+        # The `msg.value == 0.1 ether` comparison ran and held: the payout branch.
+        if not paid and any(lhs == rhs == 10 ** 17 for *_, lhs, rhs in result.branches):
+            paid.append(result)
+
+    run.fuzzer.observers.append(observe)
+    run.run()
+    [result] = paid
+    start = next(tx for tx in result.case if tx.function.startswith("start_quiz_game"))
+    last = result.case[-1]
+    assert last.function == "Try(string)" and last.value == 10 ** 17
+    assert last.args[0] == start.args[1]  # the response is the answer

@@ -263,3 +263,23 @@ def test_creation_rejected_at_deposit_is_a_failure(runtime_hex: str, error: str)
     assert not result.success and result.error == error
     assert result.created_address is None
     assert result.gas_used == 10_000_000
+
+
+@pytest.mark.parametrize(("join", "relation", "taken"),
+                         [("", "eq", False), ("ISZERO", "ne", True)])
+def test_branch_operands_survive_a_block_boundary(run: Run, join: str, relation: str,
+                                                  taken: bool) -> None:
+    # solc's `a && b`: the comparison is computed in one block and tested by a JUMPI in the
+    # join block it jumps to; the branch still reports the comparison's operands.
+    spy = Branches()
+    dest = len(asm("PUSH1 0 CALLDATALOAD PUSH1 42 EQ PUSH1 0 JUMP"))
+    code = asm(f"PUSH1 0 CALLDATALOAD PUSH1 42 EQ PUSH1 {dest} JUMP")
+    join_block = asm(f"JUMPDEST {join} PUSH1 0 JUMPI STOP")
+    run(code + join_block, data=(41).to_bytes(32, "big"), inspector=spy)
+    assert [s[1:] for s in spy.seen] == [(taken, relation, 42, 41)]
+    # A stale comparison does not describe an unrelated condition.
+    spy = Branches()
+    other = asm(f"PUSH1 0 CALLDATALOAD PUSH1 42 EQ PUSH1 {dest} JUMP")
+    unrelated = asm("JUMPDEST POP PUSH1 7 CALLDATASIZE ADD PUSH1 0 JUMPI STOP")
+    run(other + unrelated, data=(41).to_bytes(32, "big"), inspector=spy)
+    assert [s[1:] for s in spy.seen] == [(True, "ne", 39, 0)]
