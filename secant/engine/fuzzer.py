@@ -193,7 +193,8 @@ class Fuzzer:
         seed = None
         if new_path:
             seed = self._add(result, origin, new_edges)
-        if self.config.sequences != "off" and (new_path or new_blocks or new_edges):
+        if self.config.sequences != "off" and (
+                new_path or new_blocks or new_edges or self._sets_up_demand(result)):
             self.pools.offer(case, result.state_hash)
         adaptive = self.adaptive
         if adaptive is not None:
@@ -244,6 +245,22 @@ class Fuzzer:
             if len(found) >= limit:
                 break
         return tuple(found)
+
+    def _sets_up_demand(self, result: ExecResult) -> bool:
+        """Whether a run reached a new state in slots that demanding functions read.
+
+        Harvey's pools take runs that increased coverage and reached a new state. A prefix
+        that only moves the state (a maze position, ``x = y``) covers nothing new, yet it
+        is exactly what a demanding function needs before it; such runs join the pools
+        too (an extension: without it, a ten-move walk has no stepping stones).
+        """
+        if not self.demanding or result.state_hash in self.pools.states:
+            return False
+        reads = self.sequence_mutator.reads
+        wanted: set[int] = set()
+        for key in self.demanding:
+            wanted |= reads.get(key, set())
+        return any(slot in wanted for _, _, slot in result.sstores)
 
     def _harvest(self, result: ExecResult) -> None:
         """Operands of comparisons whose other side is still uncovered feed the dictionary.

@@ -46,6 +46,8 @@ def test_fuzz_writes_summary_and_findings(tmp_path: Path) -> None:
     (["--target", "Nope.sol:3"], "no source file 'Nope.sol'"),
     (["--target", "Baz.sol:1"], "line 1 of"),
     (["--execs", "0"], "--execs must be positive"),
+    (["--sequences", "lazy"], "unknown sequence mode 'lazy'"),
+    (["--aggressive-probability", "2"], "--aggressive-probability must be between 0 and 1"),
 ])
 def test_bad_options_fail_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     proc = run_cli("fuzz", str(EXAMPLES / "Baz.sol"), "--out", str(tmp_path), *args)
@@ -77,3 +79,17 @@ def test_readme_main_command_finds_the_baz_assertion(tmp_path: Path) -> None:
     assert summary["paths"] >= 5
     assert [(f["kind"], f["function"]) for f in summary["findings"]] == [("assertion", "baz")]
     assert "Baz.sol:18" in proc.stdout
+
+
+@needs_node
+def test_sequence_options_reach_the_summary(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = run_cli("fuzz", str(EXAMPLES / "HarveyFoo.sol"), "--execs", "400", "--seed", "1",
+                   "--sequences", "eager", "--no-adaptive", "--no-prefix-cache",
+                   "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["sequences"]["mode"] == "eager"
+    assert summary["sequences"]["aggressive_probes"] == 0  # no aggressive mode in D
+    assert summary["adaptive"]["enabled"] is False and "prefix_cache" not in summary
+    assert max(int(n) for n in summary["sequences"]["lengths"]) > 1

@@ -71,10 +71,12 @@ def campaign_corpus(summary: dict[str, object]) -> list[object]:
 
 
 @needs_node
-def test_stateful_maze_assertions_at_depth_3_and_6() -> None:
-    found = lines(campaign("StatefulMaze.sol", "StatefulMaze", seed=0, max_execs=5000).run())
-    assert 40 in found and 46 in found
+def test_stateful_maze_assertions_at_depths_3_6_and_10() -> None:
+    found = lines(campaign("StatefulMaze.sol", "StatefulMaze", seed=1, max_execs=6000).run())
+    assert {40, 46, 55} <= set(found)
     assert len(found[40]["sequence"]) >= 3 and len(found[46]["sequence"]) >= 6
+    assert len(found[55]["sequence"]) >= 10
+    assert found[55]["sequence"][-1]["args"] == [0xDEAD]
 
 
 @needs_node
