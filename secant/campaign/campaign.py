@@ -114,6 +114,11 @@ class Campaign:
             self.fuzzer.seed_distance = self.directed
             self.fuzzer.observers.append(self.directed.observe)
             self.fuzzer.before_pick.append(lambda: self._refresh_distances())
+        if cache is not None:
+            # A round mutates the seed's last transaction under one prefix again and again:
+            # store that prefix at its first miss.
+            self.fuzzer.on_round.append(
+                lambda case: cache.expect(case[:-1]) if len(case) > 1 else None)
         self.findings: dict[tuple[object, ...], Finding] = {}
         self.fuzzer.on_result = self._check
         self.fuzzer.on_new_seed = self._saved_seed

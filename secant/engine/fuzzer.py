@@ -99,6 +99,7 @@ class FuzzStats:
     prediction: PredictionStats = field(default_factory=PredictionStats)
     havoc: int = 0
     predicted_new_paths: int = 0
+    transactions: int = 0
     probes: int = 0
     probe_hits: int = 0
     adaptive_picks: int = 0
@@ -138,6 +139,7 @@ class Fuzzer:
         self.seed_distance: Callable[[ExecResult], float | None] | None = None
         self.observers: list[Callable[[ExecResult], None]] = []  # see every run
         self.before_pick: list[Callable[[], None]] = []
+        self.on_round: list[Callable[[TxSeq], None]] = []  # the case a round will mutate
         self._stop = False
         if config.sequences not in SEQUENCE_MODES:
             raise ValueError(f"unknown sequence mode {config.sequences!r}; choose one of: "
@@ -177,6 +179,7 @@ class Fuzzer:
         result.exec_us = (time.perf_counter() - started) * 1e6
         stats = self.stats
         stats.execs += 1
+        stats.transactions += len(case)
         if probe:
             stats.probes += 1
             if result.path_id not in self.coverage.paths:
@@ -342,6 +345,8 @@ class Fuzzer:
     def fuzz_one(self) -> None:
         """One round of Alg. 2 on a picked input."""
         seed, max_energy = self._pick_seed()
+        for hook in self.on_round:
+            hook(seed.case)
         rng = self.rng
         config = self.config
         energy = 0

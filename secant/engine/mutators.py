@@ -393,19 +393,25 @@ class Mutator:
             indices = list(range(len(case)))
         else:
             indices = [index if index is not None else rng.randrange(len(case))]
+        # The parameters to search, computed once per transaction: its leaves (path, type,
+        # value) and msg.value when payable.
+        groups: list[tuple[int, list[tuple[Path, VType, Any]], int | None]] = []
+        for at in indices:
+            tx = case[at]
+            spec = self.spec(tx)
+            groups.append((at, [(path, vt, get_at(tx.args, path))
+                                for path, vt in args_leaves(spec.types, tx.args)],
+                           tx.value if spec.payable else None))
         candidates: list[tuple[Location, Any]] = []
         for lhs, rhs in pairs:
             for seen, wanted in ((lhs, rhs), (rhs, lhs)):
                 if seen == wanted:
                     continue
                 wanted = (wanted + rng.choice((0, 0, 0, 1, -1))) % _WORD
-                for at in indices:
-                    tx = case[at]
-                    spec = self.spec(tx)
-                    for path, vt in args_leaves(spec.types, tx.args):
-                        candidates.extend(_replacements(at, path, vt, get_at(tx.args, path),
-                                                        seen, wanted, rng))
-                    if spec.payable and tx.value == seen and 0 < wanted <= self.max_value:
+                for at, leaves, value in groups:
+                    for path, vt, leaf in leaves:
+                        candidates.extend(_replacements(at, path, vt, leaf, seen, wanted, rng))
+                    if value == seen and 0 < wanted <= self.max_value:
                         candidates.append((("value", at), wanted))
         if not candidates:
             return None

@@ -57,6 +57,8 @@ class Pools:
         self.limit = limit
         self.transactions: list[Tx] = []
         self.sequences: list[TxSeq] = []
+        # The pooled transactions of each function, in pool order.
+        self.by_function: dict[tuple[int | None, str], list[Tx]] = {}
         # The post-deployment state (nothing written) is known from the start.
         self.states: set[int] = {0}
         self.stats = PoolStats()
@@ -70,8 +72,11 @@ class Pools:
         clean = tuple(replace(tx, storage=()) if tx.storage else tx for tx in case)
         self.transactions.append(clean[-1])
         self.sequences.append(clean)
+        last = clean[-1]
+        self.by_function.setdefault((last.to, last.function), []).append(last)
         if len(self.transactions) > self.limit:
-            del self.transactions[0]
+            dropped = self.transactions.pop(0)
+            self.by_function[(dropped.to, dropped.function)].pop(0)
         if len(self.sequences) > self.limit:
             del self.sequences[0]
         self.stats.accepted += 1
@@ -138,8 +143,7 @@ class SequenceMutator:
         if not writers:
             return None
         to, signature = writers[rng.randrange(len(writers))]
-        pooled = [tx for tx in self.pools.transactions
-                  if tx.function == signature and tx.to == to]
+        pooled = self.pools.by_function.get((to, signature), [])
         if pooled and rng.random() < 0.5:
             return pooled[rng.randrange(len(pooled))]
         spec = self.mutator.spec(Tx(signature, (), 0, to=to))

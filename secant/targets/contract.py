@@ -154,13 +154,16 @@ class ContractTarget:
                 recorder.restore(entry.recorder)
                 outcomes.extend(entry.outcomes)
                 start = len(case) - 1
-            elif key is not None and cache.admit(key):
-                # The base is the journal length right after the reset.
+            elif key is not None:
+                # The base is the journal length right after the reset (a restored shorter
+                # prefix is journaled on top of it, so the diff below includes it).
                 base = chain.state.snapshot()
-                start = len(case) - 1
-                self._run_txs(case, 0, start, overrides_last, outcomes)
-                cache.put(key, chain.state.changes_since(base), chain.env,
-                          recorder.checkpoint(), tuple(outcomes))
+                start = self._resume_shorter(case, overrides_last, outcomes)
+                if cache.admit(key):
+                    self._run_txs(case, start, len(case) - 1, overrides_last, outcomes)
+                    start = len(case) - 1
+                    cache.put(key, chain.state.changes_since(base), chain.env,
+                              recorder.checkpoint(), tuple(outcomes))
         self._run_txs(case, start, len(case), overrides_last, outcomes)
         path = self._path_id(outcomes)
         result = ExecResult(case, outcomes, path, recorder.blocks, recorder.edges,
@@ -189,6 +192,27 @@ class ContractTarget:
         ends = [*marks[1:], len(branches)]
         return hash(tuple(path_hash(branches[start:end], _status(outcome))
                           for start, end, outcome in zip(marks, ends, outcomes)))
+
+    def _resume_shorter(self, case: TxSeq, overrides_last: bool,
+                        outcomes: list[TxOutcome]) -> int:
+        """Restore the longest cached prefix shorter than ``case[:-1]``; its length, or 0.
+
+        Structural mutations keep the head of a sequence (an insertion at position k keeps
+        ``case[:k]``), so a shorter prefix often is in the cache when the full one is not.
+        """
+        cache = self.prefix_cache
+        assert cache is not None
+        for length in range(len(case) - 2, 0, -1):
+            key = _prefix_key(case[:length], overrides_last)
+            entry = cache.peek(key) if key is not None else None
+            if entry is not None:
+                self.chain.state.apply(entry.diff)
+                self.chain.blocks.reset(entry.env)
+                self.recorder.restore(entry.recorder)
+                outcomes.extend(entry.outcomes)
+                cache.partial_hits += 1
+                return length
+        return 0
 
     def _run_txs(self, case: TxSeq, start: int, stop: int, overrides_last: bool,
                  outcomes: list[TxOutcome]) -> None:

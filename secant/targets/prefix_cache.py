@@ -120,6 +120,7 @@ class PrefixCache:
         self._missed: OrderedDict[TxSeq, int] = OrderedDict()
         self.hits = 0
         self.misses = 0
+        self.partial_hits = 0  # misses resumed from a shorter cached prefix
         self.evictions = 0
         self.oversized = 0
         self.nbytes = 0
@@ -146,6 +147,28 @@ class PrefixCache:
         self.hits += 1
         self._entries.move_to_end(prefix)
         return entry
+
+    def peek(self, prefix: TxSeq) -> PrefixEntry | None:
+        """The entry of ``prefix`` (now the most recently used), or None; not counted.
+
+        ``partial_hits`` counts the entries the target resumes from this way.
+        """
+        entry = self._entries.get(prefix)
+        if entry is not None:
+            self._entries.move_to_end(prefix)
+        return entry
+
+    def expect(self, prefix: TxSeq) -> None:
+        """Store ``prefix`` at its next miss: the caller knows it will come back.
+
+        The fuzzer calls this for the seed it is about to mutate: its mutations of the last
+        transaction all share the seed's prefix.
+        """
+        if self.admit_after > 1 and prefix not in self._entries:
+            self._missed[prefix] = self.admit_after - 1
+            self._missed.move_to_end(prefix)
+            if len(self._missed) > 4 * self.max_entries:
+                self._missed.popitem(last=False)
 
     def admit(self, prefix: TxSeq) -> bool:
         """Whether to store ``prefix`` now that it missed (see ``admit_after``)."""
