@@ -162,3 +162,21 @@ def test_opposite_game_pays_out_after_start_quiz_game() -> None:
     last = result.case[-1]
     assert last.function == "Try(string)" and last.value == 10 ** 17
     assert last.args[0] == start.args[1]  # the response is the answer
+
+
+@needs_node
+def test_progress_view_shows_the_sequence_counters() -> None:
+    from rich.console import Console
+
+    from secant.campaign.progress import ProgressView
+
+    run = campaign("HarveyFoo.sol", "Foo", seed=1, max_execs=600)
+    run.run()
+    console = Console(width=160, record=True)
+    console.print(ProgressView(run).render())
+    text = console.export_text()
+    for row in ("sequence lengths", "aggressive probes", "demanding: ", "prefix cache",
+                "adaptive seeds", "prediction", "last new path"):
+        assert row in text, row
+    stats = run.fuzzer.stats
+    assert f"{stats.probes:,} ({stats.probe_hits} new paths" in text
