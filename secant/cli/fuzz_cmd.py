@@ -17,8 +17,6 @@ if TYPE_CHECKING:
     from secant.campaign.campaign import Campaign
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
-SCHEDULES = ("uniform", "afl", "aflfast", "aflgo")
-SEQUENCE_MODES = ("demand", "eager", "off")
 
 
 def register(app: typer.Typer) -> None:
@@ -92,6 +90,8 @@ def fuzz_command(
     from secant.compile.solc import SolcManager
     from secant.compile.solidity import CompileOptions
     from secant.engine.fuzzer import FuzzConfig
+    from secant.engine.schedulers import SCHEDULES
+    from secant.engine.sequences import SEQUENCE_MODES
     from secant.evm.forks import get_fork
 
     chosen = schedule or ("aflgo" if target else "aflfast")
