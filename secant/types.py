@@ -42,6 +42,16 @@ class Tx:
     time: int = 0
     to: int | None = None
     storage: tuple[tuple[int, int], ...] = ()
+    # The hash, computed once: prefix-cache keys and pools hash the same Tx many times.
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        cached = self._hash
+        if cached is None:
+            cached = hash((self.function, self.args, self.sender, self.value, self.blocks,
+                           self.time, self.to, self.storage))
+            object.__setattr__(self, "_hash", cached)
+        return cached
 
     def with_args(self, args: tuple[Any, ...]) -> Tx:
         """A copy with other arguments."""

@@ -156,14 +156,20 @@ class ContractTarget:
                 start = len(case) - 1
             elif key is not None:
                 # The base is the journal length right after the reset (a restored shorter
-                # prefix is journaled on top of it, so the diff below includes it).
+                # prefix is journaled on top of it, so the diffs below include it).
                 base = chain.state.snapshot()
-                start = self._resume_shorter(case, overrides_last, outcomes)
-                if cache.admit(key):
-                    self._run_txs(case, start, len(case) - 1, overrides_last, outcomes)
-                    start = len(case) - 1
-                    cache.put(key, chain.state.changes_since(base), chain.env,
-                              recorder.checkpoint(), tuple(outcomes))
+                start = self._resume_shorter(key, outcomes)
+                admitted = cache.admit(key)
+                # Run the prefix one transaction at a time, storing the shorter prefixes
+                # the cache expects (those of the seed being mutated) on the way.
+                for index in range(start, len(case) - 1):
+                    self._run_txs(case, index, index + 1, overrides_last, outcomes)
+                    head = key[:index + 1]
+                    if (index + 1 < len(key) and cache.expected(head)) or (
+                            index + 1 == len(key) and admitted):
+                        cache.put(head, chain.state.changes_since(base), chain.env,
+                                  recorder.checkpoint(), tuple(outcomes))
+                start = len(case) - 1
         self._run_txs(case, start, len(case), overrides_last, outcomes)
         path = self._path_id(outcomes)
         result = ExecResult(case, outcomes, path, recorder.blocks, recorder.edges,
@@ -193,18 +199,17 @@ class ContractTarget:
         return hash(tuple(path_hash(branches[start:end], _status(outcome))
                           for start, end, outcome in zip(marks, ends, outcomes)))
 
-    def _resume_shorter(self, case: TxSeq, overrides_last: bool,
-                        outcomes: list[TxOutcome]) -> int:
-        """Restore the longest cached prefix shorter than ``case[:-1]``; its length, or 0.
+    def _resume_shorter(self, key: TxSeq, outcomes: list[TxOutcome]) -> int:
+        """Restore the longest cached head of the prefix ``key``; its length, or 0.
 
         Structural mutations keep the head of a sequence (an insertion at position k keeps
         ``case[:k]``), so a shorter prefix often is in the cache when the full one is not.
+        Only lengths that some entry has are looked up.
         """
         cache = self.prefix_cache
         assert cache is not None
-        for length in range(len(case) - 2, 0, -1):
-            key = _prefix_key(case[:length], overrides_last)
-            entry = cache.peek(key) if key is not None else None
+        for length in cache.lengths_below(len(key)):
+            entry = cache.peek(key[:length])
             if entry is not None:
                 self.chain.state.apply(entry.diff)
                 self.chain.blocks.reset(entry.env)

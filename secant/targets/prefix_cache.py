@@ -118,9 +118,14 @@ class PrefixCache:
         self.admit_after = admit_after
         self._entries: OrderedDict[TxSeq, PrefixEntry] = OrderedDict()
         self._missed: OrderedDict[TxSeq, int] = OrderedDict()
+        # How many entries have each prefix length (``lengths_below``).
+        self._lengths: dict[int, int] = {}
+        # Prefixes to store at their first miss, even mid-run (``expect``).
+        self._expected: OrderedDict[TxSeq, None] = OrderedDict()
         self.hits = 0
         self.misses = 0
         self.partial_hits = 0  # misses resumed from a shorter cached prefix
+        self.expected_stores = 0  # heads stored mid-run because ``expect`` named them
         self.evictions = 0
         self.oversized = 0
         self.nbytes = 0
@@ -148,6 +153,10 @@ class PrefixCache:
         self._entries.move_to_end(prefix)
         return entry
 
+    def lengths_below(self, length: int) -> list[int]:
+        """The prefix lengths shorter than ``length`` that some entry has, longest first."""
+        return sorted((n for n in self._lengths if n < length), reverse=True)
+
     def peek(self, prefix: TxSeq) -> PrefixEntry | None:
         """The entry of ``prefix`` (now the most recently used), or None; not counted.
 
@@ -159,20 +168,34 @@ class PrefixCache:
         return entry
 
     def expect(self, prefix: TxSeq) -> None:
-        """Store ``prefix`` at its next miss: the caller knows it will come back.
+        """Store ``prefix`` and every shorter prefix of it when a run passes them.
 
-        The fuzzer calls this for the seed it is about to mutate: its mutations of the last
-        transaction all share the seed's prefix.
+        The fuzzer calls this for the seed it is about to mutate. Its mutations of the last
+        transaction all share the seed's prefix; its structural mutations (an insertion at
+        position k, a changed transaction k) share ``prefix[:k]``. The target stores each
+        expected prefix at its first miss, and snapshots the shorter ones on the way
+        (``expected``), so later runs of the round resume from the longest one they share.
         """
-        if self.admit_after > 1 and prefix not in self._entries:
-            self._missed[prefix] = self.admit_after - 1
-            self._missed.move_to_end(prefix)
-            if len(self._missed) > 4 * self.max_entries:
-                self._missed.popitem(last=False)
+        expected = self._expected
+        for length in range(1, len(prefix) + 1):
+            head = prefix[:length]
+            if head in self._entries:
+                continue
+            expected[head] = None
+            expected.move_to_end(head)
+        while len(expected) > 4 * self.max_entries:
+            expected.popitem(last=False)
+
+    def expected(self, prefix: TxSeq) -> bool:
+        """Whether a run passing ``prefix`` should store it (``expect``); not counted."""
+        return prefix in self._expected
 
     def admit(self, prefix: TxSeq) -> bool:
         """Whether to store ``prefix`` now that it missed (see ``admit_after``)."""
         if self.admit_after == 1:
+            return True
+        if prefix in self._expected:
+            del self._expected[prefix]
             return True
         missed = self._missed
         count = missed.pop(prefix, 0) + 1
@@ -194,19 +217,34 @@ class PrefixCache:
         old = entries.pop(prefix, None)
         if old is not None:
             self.nbytes -= old.nbytes
+            self._forget_length(len(prefix))
         entry = PrefixEntry(diff, env, recorder, outcomes, nbytes)
         entries[prefix] = entry
+        self._lengths[len(prefix)] = self._lengths.get(len(prefix), 0) + 1
+        if prefix in self._expected:
+            del self._expected[prefix]
+            self.expected_stores += 1
         self.nbytes += nbytes
         while len(entries) > self.max_entries or self.nbytes > self.max_bytes:
-            _, evicted = entries.popitem(last=False)
+            dropped, evicted = entries.popitem(last=False)
             self.nbytes -= evicted.nbytes
+            self._forget_length(len(dropped))
             self.evictions += 1
         return entry
+
+    def _forget_length(self, length: int) -> None:
+        count = self._lengths[length] - 1
+        if count:
+            self._lengths[length] = count
+        else:
+            del self._lengths[length]
 
     def clear(self) -> None:
         """Drop every entry (the counters stay)."""
         self._entries.clear()
+        self._lengths.clear()
         self._missed.clear()
+        self._expected.clear()
         self.nbytes = 0
 
     def stats(self) -> dict[str, float]:

@@ -319,6 +319,34 @@ def test_admission_after_two_misses_remembers_a_bounded_number_of_prefixes() -> 
         PrefixCache(admit_after=0)
 
 
+def test_expected_prefixes_and_their_heads_are_admitted_at_the_first_miss() -> None:
+    cache = PrefixCache(admit_after=2)
+    a, b, c = (Tx("f(uint256)", (k,), 1) for k in range(3))
+    cache.expect((a, b, c))
+    assert cache.expected((a,)) and cache.expected((a, b)) and cache.expected((a, b, c))
+    assert not cache.expected((b,)) and not cache.expected((a, c))
+    assert cache.admit((a, b)) and not cache.expected((a, b))  # admitted once
+    assert not cache.admit((b,))  # not expected: the second miss stores it
+    # A stored head is no longer expected.
+    cache.put((a,), StateDiff(), BlockEnv(), RecorderCheckpoint(0, (), ()),
+              (TxOutcome(True, False, b"", 0),))
+    assert not cache.expected((a,))
+
+
+def test_lengths_of_the_entries_follow_puts_and_evictions() -> None:
+    cache = PrefixCache(max_entries=2)
+    a, b, c = (Tx("f(uint256)", (k,), 1) for k in range(3))
+    empty = (StateDiff(), BlockEnv(), RecorderCheckpoint(0, (), ()))
+    cache.put((a,), *empty, ())
+    cache.put((a, b, c), *empty, ())
+    assert cache.lengths_below(5) == [3, 1] and cache.lengths_below(3) == [1]
+    cache.put((a, b, c), *empty, ())  # replaced, not counted twice
+    cache.put((b, c), *empty, ())  # evicts (a,)
+    assert cache.lengths_below(9) == [3, 2]
+    cache.clear()
+    assert cache.lengths_below(9) == []
+
+
 def test_entry_size_grows_with_what_it_holds() -> None:
     empty = RecorderCheckpoint(0, (), ())
     outcome = (TxOutcome(True, False, b"", 0),)
@@ -377,7 +405,8 @@ class Cases:
 
 def equivalence(chain_a: TestChain, chain_b: TestChain, seed: int, cases: int,
                 recorder: type[TraceRecorder] = TraceRecorder, max_entries: int = 256,
-                extra: Sequence[Tx] = (), admit_after: int = 1) -> PrefixCache:
+                extra: Sequence[Tx] = (), admit_after: int = 1, expect: bool = False
+                ) -> PrefixCache:
     plain = ContractTarget(chain_a, recorder())
     cache = PrefixCache(max_entries=max_entries, admit_after=admit_after)
     cached = ContractTarget(chain_b, recorder(), prefix_cache=cache)
@@ -387,6 +416,9 @@ def equivalence(chain_a: TestChain, chain_b: TestChain, seed: int, cases: int,
     for _ in range(cases):
         roll = rng.random()
         prefix = rng.choice(pool)
+        if expect and rng.random() < 0.2:
+            # As the fuzzer does before a round on a seed: its prefix and heads are wanted.
+            cache.expect(prefix)
         if roll < 0.1:
             case: TxSeq = (gen.tx(),)
         elif roll < 0.2:
@@ -408,6 +440,8 @@ def equivalence(chain_a: TestChain, chain_b: TestChain, seed: int, cases: int,
             assert_same(again, result)
             assert again.branches is not result.branches
     assert cache.hits > 0 and cache.misses > 0
+    if expect:
+        assert cache.expected_stores > 0  # heads were stored mid-run and compared
     return cache
 
 
@@ -422,7 +456,7 @@ def test_cached_runs_equal_full_replays_on_crowdsale(seed: int) -> None:
              Tx("setPhase(uint256)", (2,), user, time=61 * 86400), Tx("withdraw()", (), user),
              Tx("refund()", (), user), Tx("setOwner(address)", (user,), user),
              Tx("invest()", (), user, 10**18)]
-    cache = equivalence(chain_a, chain_b, seed, 400, extra=extra)
+    cache = equivalence(chain_a, chain_b, seed, 400, extra=extra, expect=seed == 1)
     assert cache.hit_rate > 0.3
     # Misses that resumed from a shorter cached prefix were compared too.
     assert cache.partial_hits > 0
@@ -447,7 +481,8 @@ def test_cached_runs_equal_full_replays_with_ether_creations_and_refunds(
              Tx("payFresh(uint160)", (3,), user, 7), Tx("set(uint256,uint256)", (1, 9), user),
              Tx("toggle(uint256)", (1,), user), Tx("clear(uint256)", (1,), user),
              Tx("check(uint256)", (4,), user)]
-    equivalence(chain_a, chain_b, seed, 400, extra=extra, admit_after=admit_after)
+    equivalence(chain_a, chain_b, seed, 400, extra=extra, admit_after=admit_after,
+                expect=admit_after == 2)
 
 
 @needs_node
