@@ -1,6 +1,6 @@
 """Sequence fuzzing ablation: Harvey's demand-driven (A) vs eager (D), sFuzz adaptive on/off.
 
-Usage: ``.venv/bin/python bench/sequences.py [--seeds 10] [--execs 50000]
+Usage: ``.venv/bin/python bench/sequences.py [--seeds 10] [--first-seed 0] [--execs 50000]
 [--examples Foo,StatefulMaze,Crowdsale,OppositeGame,MultipleObjectives]``
 
 Configurations (all with input prediction, AFLFast):
@@ -88,6 +88,7 @@ def run_one(file: str, contract: str, label: Labeller, config: dict[str, object]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--execs", type=int, default=50_000)
     parser.add_argument("--examples", default=",".join(c for _, c, _, _ in EXAMPLE_GOALS))
     parser.add_argument("--configs", default="A,A-noadapt,D",
@@ -100,8 +101,9 @@ def main() -> None:
     for file, contract, label, goals in EXAMPLE_GOALS:
         if contract not in wanted:
             continue
+        seeds = range(args.first_seed, args.first_seed + args.seeds)
         runs = {name: [run_one(file, contract, label, CONFIGS[name], seed, args.execs)
-                       for seed in range(args.seeds)] for name in configs}
+                       for seed in seeds] for name in configs}
         for goal in goals:
             for name in configs:
                 median, seconds, reached = median_cells([r.get(goal) for r in runs[name]],

@@ -115,8 +115,9 @@ class Campaign:
             self.fuzzer.observers.append(self.directed.observe)
             self.fuzzer.before_pick.append(lambda: self._refresh_distances())
         if cache is not None:
-            # A round mutates the seed's last transaction under one prefix again and again:
-            # store that prefix at its first miss.
+            # A round mutates the seed's last transaction under one prefix again and again,
+            # and its structural mutations keep the head of that prefix: store the prefix
+            # and its heads at their first miss.
             self.fuzzer.on_round.append(
                 lambda case: cache.expect(case[:-1]) if len(case) > 1 else None)
         self.findings: dict[tuple[object, ...], Finding] = {}
@@ -196,10 +197,12 @@ class Campaign:
             rate = stats.probe_hits / stats.probes if stats.probes else 0.0
             rows.append(("aggressive probes", f"{stats.probes:,} ({stats.probe_hits} new "
                                               f"paths, {rate:.1%}); demanding: "
-                                              f"{len(fuzzer.demanding)} function(s)"))
+                                              f"{len(fuzzer.sequences.demanding)} function(s)"))
         cache = self.target.prefix_cache
         if cache is not None:
-            rows.append(("prefix cache", f"{cache.hit_rate:.1%} hits, {len(cache)} entries"))
+            rows.append(("prefix cache", f"{cache.hit_rate:.1%} hits, {cache.partial_hits:,} "
+                                         f"misses resumed from a shorter prefix, "
+                                         f"{len(cache)} entries"))
         if fuzzer.adaptive is not None:
             from_adaptive = sum(1 for seed in fuzzer.corpus.seeds if seed.adaptive)
             rows.append(("adaptive seeds", f"{len(fuzzer.adaptive)} just-missed branches, "
@@ -237,6 +240,7 @@ class Campaign:
         if cache is not None:
             summary["prefix_cache"] = {"hits": cache.hits, "misses": cache.misses,
                                        "hit_rate": round(cache.hit_rate, 4),
+                                       "partial_hits": cache.partial_hits,
                                        "entries": len(cache)}
         summary["notes"] = list(self.notes)
         return summary

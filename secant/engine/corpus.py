@@ -25,9 +25,9 @@ class Seed:
     found_at: int
     new_edges: int = 0
     picked: int = 0
-    # Operands (lhs, rhs) of comparisons in its last transaction whose other side was
-    # still uncovered when it was added: the input-to-state mutator's material.
-    comparisons: tuple[tuple[int, int], ...] = ()
+    # Operands and relation (lhs, rhs, relation) of comparisons in its last transaction
+    # whose other side was still uncovered when it was added: input-to-state's material.
+    comparisons: tuple[tuple[int, int, str], ...] = ()
     # (slot, value) the last transaction read from its contract's storage, first read of
     # each slot: aggressive mode turns them into inputs.
     reads: tuple[tuple[int, int], ...] = ()

@@ -16,14 +16,9 @@ A predicted input runs even when the energy is spent. When it does not bring its
 zero, the secant step is applied again with the points seen so far, up to
 ``predict_iterations`` times (Harvey's configuration B; 0 is configuration C).
 
-Sequences (Harvey §5, ``secant.engine.sequences``): in demand-driven mode (the default), a
-round on a seed whose last transaction reads storage is, with probability
-``aggressive_probability``, an *aggressive probe*: the values those reads return become
-inputs (SLOAD overrides) and are mutated and predicted like arguments. A probe never joins
-the corpus, the coverage or the findings (the state it fakes may be unreachable); when it
-reaches a path of the last transaction not seen before, that function *demands* longer
-sequences, and regular mode then also mutates the sequence before it. Eager mode (Harvey's
-configuration D) mutates every sequence structurally and has no probes.
+Sequences (Harvey §5): ``secant.engine.demand`` decides which rounds are aggressive probes
+and which sequences grow; ``secant.engine.sequences`` mutates their structure. LEARN is
+``secant.engine.learning``.
 
 sFuzz's adaptive strategy (``secant.engine.adaptive``): next to the corpus, the closest test
 case to every just-missed branch; a round picks one of them with probability
@@ -38,22 +33,20 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from secant.engine.adaptive import AdaptiveSeeds, Closest
 from secant.engine.corpus import Corpus, Seed
+from secant.engine.demand import DemandDriven
 from secant.engine.dictionary import Dictionary
 from secant.engine.feedback import Coverage, cost_vector
-from secant.engine.mutators import FunctionSpec, Mutation, Mutator
-from secant.engine.predict import Domain, PredictionStats, Secant, predict
+from secant.engine.learning import Learner, Pending
+from secant.engine.mutators import Comparison, FunctionSpec, Mutation, Mutator
+from secant.engine.predict import PredictionStats
 from secant.engine.schedulers import PowerSchedule, SeedStats, make_schedule
-from secant.engine.sequences import SEQUENCE_MODES, Pools, SequenceMutator
-from secant.engine.values import from_int, get_at, int_domain, set_at, to_int, type_at
 from secant.targets.contract import ExecResult
-from secant.types import Location, Tx, TxSeq
-
-_SCALAR_DOMAIN = Domain(0, (1 << 40) - 1)  # block-number and timestamp deltas
+from secant.types import TxSeq
 
 
 @dataclass
@@ -75,17 +68,6 @@ class FuzzConfig:
     max_sequence_length: int = 16
     adaptive: bool = True
     adaptive_share: float | None = None  # None: sFuzz's, by the number of adaptive seeds
-
-
-@dataclass
-class Pending:
-    """A predicted input waiting to run, and the secant state that produced it."""
-
-    case: TxSeq
-    location: Location
-    value: int
-    secant: Secant
-    probe: bool = False  # an aggressive-mode input (state overrides)
 
 
 @dataclass
@@ -141,14 +123,11 @@ class Fuzzer:
         self.before_pick: list[Callable[[], None]] = []
         self.on_round: list[Callable[[TxSeq], None]] = []  # the case a round will mutate
         self._stop = False
-        if config.sequences not in SEQUENCE_MODES:
-            raise ValueError(f"unknown sequence mode {config.sequences!r}; choose one of: "
-                             f"{', '.join(SEQUENCE_MODES)}")
-        self.pools = Pools()
-        self.sequence_mutator = SequenceMutator(self.mutator, self.pools,
-                                                config.max_sequence_length)
-        # Functions (contract, signature) for which aggressive mode found new paths.
-        self.demanding: set[tuple[int | None, str]] = set()
+        self.sequences = DemandDriven(config.sequences, self.mutator,
+                                      config.max_sequence_length,
+                                      config.aggressive_probability)
+        self.learner = Learner(self.mutator, self.coverage, self.sstore_target,
+                               config.predict_iterations, self.rng, self.stats.prediction)
         self.adaptive = AdaptiveSeeds() if config.adaptive else None
         self._adaptive_round = False
 
@@ -184,8 +163,7 @@ class Fuzzer:
             stats.probes += 1
             if result.path_id not in self.coverage.paths:
                 stats.probe_hits += 1
-                last = case[-1]
-                self.demanding.add((last.to, last.function))
+                self.sequences.probe_hit(case)
             if self.on_progress is not None:
                 self.on_progress()
             return result, None
@@ -196,9 +174,7 @@ class Fuzzer:
         seed = None
         if new_path:
             seed = self._add(result, origin, new_edges)
-        if self.config.sequences != "off" and (
-                new_path or new_blocks or new_edges or self._sets_up_demand(result)):
-            self.pools.offer(case, result.state_hash)
+        self.sequences.offer(result, bool(new_path or new_blocks or new_edges))
         adaptive = self.adaptive
         if adaptive is not None:
             if new_edges:
@@ -231,39 +207,24 @@ class Fuzzer:
         )
         self.corpus.add(seed)
         self._harvest(result)
-        self.sequence_mutator.learn_dataflow(result)
+        self.sequences.learn(result)
         if self.on_new_seed is not None:
             self.on_new_seed(seed)
         return seed
 
     def _missed_comparisons(self, result: ExecResult, limit: int = 32
-                            ) -> tuple[tuple[int, int], ...]:
-        """Operand pairs of the last transaction's comparisons with an uncovered side."""
+                            ) -> tuple[Comparison, ...]:
+        """Operands and relation of the last transaction's comparisons with an uncovered side."""
         edges = self.coverage.edges
-        found: dict[tuple[int, int], None] = {}
-        for code_hash, pc, taken, _, lhs, rhs in result.tx_branches(len(result.case) - 1):
+        found: dict[Comparison, None] = {}
+        for code_hash, pc, taken, relation, lhs, rhs in result.tx_branches(
+                len(result.case) - 1):
             if lhs == rhs or (lhs <= 1 and rhs <= 1) or (code_hash, pc, not taken) in edges:
                 continue  # nothing to replace, or a boolean test
-            found[(lhs, rhs)] = None
+            found[(lhs, rhs, relation)] = None
             if len(found) >= limit:
                 break
         return tuple(found)
-
-    def _sets_up_demand(self, result: ExecResult) -> bool:
-        """Whether a run reached a new state in slots that demanding functions read.
-
-        Harvey's pools take runs that increased coverage and reached a new state. A prefix
-        that only moves the state (a maze position, ``x = y``) covers nothing new, yet it
-        is exactly what a demanding function needs before it; such runs join the pools
-        too (an extension: without it, a ten-move walk has no stepping stones).
-        """
-        if not self.demanding or result.state_hash in self.pools.states:
-            return False
-        reads = self.sequence_mutator.reads
-        wanted: set[int] = set()
-        for key in self.demanding:
-            wanted |= reads.get(key, set())
-        return any(slot in wanted for _, _, slot in result.sstores)
 
     def _harvest(self, result: ExecResult) -> None:
         """Operands of comparisons whose other side is still uncovered feed the dictionary.
@@ -357,18 +318,14 @@ class Fuzzer:
                 result, new = self.execute(current.case, "prediction", current.probe)
                 if new is not None:
                     self.stats.predicted_new_paths += 1
-                pending = self._after_prediction(current, result)
-            elif (config.sequences == "demand" and seed.reads
-                    and rng.random() < config.aggressive_probability
-                    and not self._demands(seed.case[-1])):
-                # A probe only tells whether t demands longer sequences: once it does,
-                # further probes of t cannot add anything.
-                probe = self._aggressive(seed)
+                pending = self.learner.after_prediction(current, result)
+            elif self.sequences.wants_probe(seed, rng):
+                probe = self.sequences.probe(seed, rng)
                 if probe is not None:
                     base, probed = probe
                     result, _ = self.execute(probed.case, "aggressive", probe=True)
                     if energy < max_energy and config.predict:
-                        pending = self.learn(base, probed, result, probe=True)
+                        pending = self.learner.learn(base, probed, result, probe=True)
             else:
                 proposed = self.propose(seed)
                 if proposed is None:
@@ -380,48 +337,22 @@ class Fuzzer:
                 if origin == "sequence":
                     energy += self._follow_up(result)
                 elif energy < max_energy and config.predict:
-                    pending = self.learn(seed, proposed, result)
+                    pending = self.learner.learn(seed, proposed, result)
             energy += 1
 
     def _follow_up(self, result: ExecResult) -> int:
-        """After a structural mutation: input-to-state on the new sequence, anywhere in it.
+        """After a structural mutation, its follow-up (``DemandDriven.follow_up``).
 
-        A new prefix usually carries values that reach the last transaction's comparisons
-        only through storage (``SetY(v); CopyY(); Bar()`` compares ``x == 42`` with x = v);
-        replacing them where they occur is what makes the new structure pay off. When no
-        operand occurs, the last transaction reuses a value of the prefix instead
-        (``Mutator.reuse``). Returns the executions spent (0 or 1).
+        Returns the executions spent (0 or 1).
         """
         if self.exhausted():
             return 0
-        pairs = self._missed_comparisons(result)
-        follow = self.mutator.input_to_state(result.case, pairs, self.rng, anywhere=True)
-        if follow is None:
-            # Nothing to replace: let the last transaction reuse a value the new prefix
-            # passed (an answer given to one call and expected by the next).
-            follow = self.mutator.reuse(result.case, self.rng, len(result.case) - 1)
+        follow = self.sequences.follow_up(result.case, self._missed_comparisons(result),
+                                          self.rng)
         if follow is None:
             return 0
         self.execute(follow.case, "sequence")
         return 1
-
-    def _aggressive(self, seed: Seed) -> tuple[Seed, Mutation] | None:
-        """Aggressive mode: one read storage slot of the last transaction, mutated.
-
-        The base input overrides every read slot with the value it held, so it behaves
-        like the seed and differs from the probe in one location (prediction can learn).
-        """
-        index = len(seed.case) - 1
-        tx = seed.case[index]
-        base_case = seed.case[:index] + (replace(tx, storage=seed.reads),)
-        slot = seed.reads[self.rng.randrange(len(seed.reads))][0]
-        mutation = self.mutator.mutate_at(base_case, ("slot", index, slot), self.rng)
-        if mutation is None:
-            return None
-        return replace(seed, case=base_case), mutation
-
-    def _demands(self, tx: Tx) -> bool:
-        return (tx.to, tx.function) in self.demanding
 
     def propose(self, seed: Seed) -> Mutation | None:
         """FUZZINPUT: one-parameter mutation of the last transaction, or havoc.
@@ -435,17 +366,11 @@ class Fuzzer:
         case = seed.case
         index = len(case) - 1
         rng = self.rng
-        mode = self.config.sequences
-        if mode == "eager" or (mode == "demand" and self._demands(case[-1])):
-            # Harvey's regular mode: fuzz t's inputs, insert before t, replace t's prefix;
-            # two of the three change the sequence.
-            if rng.random() < 2 / 3:
-                corpus = self.corpus.seeds
-                others = [corpus[rng.randrange(len(corpus))].case] if corpus else None
-                structural = self.sequence_mutator.mutate(case, rng, mode == "demand", others)
-                if structural is not None:
-                    self.stats.structural += 1
-                    return Mutation(structural[0], None, structural[1])
+        if self.sequences.grows(case):
+            structural = self.sequences.structural(case, rng, self.corpus.seeds)
+            if structural is not None:
+                self.stats.structural += 1
+                return structural
             if index and rng.random() < 0.5:
                 index = rng.randrange(index)
         if len(case) > 1 and rng.random() < 0.1:
@@ -460,110 +385,6 @@ class Fuzzer:
             self.stats.havoc += 1
             return self.mutator.havoc(case, rng, index)
         return self.mutator.mutate(case, rng, index)
-
-    # ------------------------------------------------------------------ prediction
-    def _integer_view(self, case: TxSeq, location: Location
-                      ) -> tuple[int, Domain, Callable[[int], TxSeq]] | None:
-        """The parameter at ``location`` as an integer, its domain and how to set it."""
-        kind, index = location[0], location[1]
-        tx = case[index]
-
-        def with_tx(**changes: Any) -> TxSeq:
-            return case[:index] + (replace(tx, **changes),) + case[index + 1:]
-
-        if kind == "arg" and len(location) == 4:
-            return self._byte_view(case, location, with_tx)
-        if kind == "arg":
-            path = location[2]
-            vt = type_at(self.mutator.spec(tx).types, path)
-            domain = int_domain(vt)
-            if domain is None:
-                return None
-            value = to_int(vt, get_at(tx.args, path))
-
-            def set_arg(number: int) -> TxSeq:
-                return with_tx(args=set_at(tx.args, path, from_int(vt, number)))
-            return value, domain, set_arg
-        if kind == "value":
-            return (tx.value, Domain(0, self.mutator.max_value),
-                    lambda number: with_tx(value=number))
-        if kind in ("time", "blocks"):
-            return (getattr(tx, kind), _SCALAR_DOMAIN,
-                    lambda number: with_tx(**{kind: number}))
-        if kind == "slot":
-            slot = location[2]
-            storage = dict(tx.storage)
-
-            def set_slot(number: int) -> TxSeq:
-                changed = dict(storage)
-                changed[slot] = number
-                return with_tx(storage=tuple(sorted(changed.items())))
-            return storage.get(slot, 0), Domain.unsigned(256), set_slot
-        return None
-
-    @staticmethod
-    def _byte_view(case: TxSeq, location: Location, with_tx: Callable[..., TxSeq]
-                   ) -> tuple[int, Domain, Callable[[int], TxSeq]] | None:
-        """One byte of a bytes/string argument as an integer parameter."""
-        tx = case[location[1]]
-        path, byte = location[2], location[3]
-        value = get_at(tx.args, path)
-        is_text = isinstance(value, str)
-        data = value.encode("latin-1", "replace") if is_text else value
-        if byte >= len(data):
-            return None
-
-        def set_byte(number: int) -> TxSeq:
-            changed = bytearray(data)
-            changed[byte] = number
-            new = changed.decode("latin-1") if is_text else bytes(changed)
-            return with_tx(args=set_at(tx.args, path, new))
-        return data[byte], Domain(0, 255), set_byte
-
-    def learn(self, seed: Seed, mutation: Mutation, result: ExecResult,
-              probe: bool = False) -> Pending | None:
-        """LEARN(input, cost, input', cost'): a predicted input, or None."""
-        location = mutation.location
-        if location is None:
-            return None
-        before = self._integer_view(seed.case, location)
-        after = self._integer_view(mutation.case, location)
-        if before is None or after is None:
-            return None
-        i0, domain, _ = before
-        i1, _, setter = after
-        costs1 = cost_vector(result, self.sstore_target)
-        prediction = predict(i0, seed.costs, i1, costs1, domain, self.rng,
-                             _Uncovered(self.coverage.edges))
-        if prediction is None:
-            return None
-        metric = prediction.metric
-        secant = Secant(metric, domain, self.config.predict_iterations,
-                        points=[(i0, seed.costs[metric]), (i1, costs1[metric])])
-        self.stats.prediction.attempts += 1
-        return Pending(setter(prediction.value), location, prediction.value, secant, probe)
-
-    def _after_prediction(self, pending: Pending, result: ExecResult) -> Pending | None:
-        """Count S/F for a predicted run; iterate the secant step when it failed."""
-        costs = cost_vector(result, self.sstore_target)
-        metric = pending.secant.metric
-        stats = self.stats.prediction
-        if _minimised(metric, costs):
-            stats.success += 1
-            return None
-        if metric not in costs:
-            # The run took another way before reaching the branch: a failed minimisation.
-            stats.fail += 1
-            return None
-        stats.fail += 1
-        guess = pending.secant.next(pending.value, costs)
-        if guess is None:
-            return None
-        view = self._integer_view(pending.case, pending.location)
-        if view is None:
-            return None
-        stats.attempts += 1
-        return Pending(view[2](guess), pending.location, guess, pending.secant, pending.probe)
 
     # ------------------------------------------------------------------ reporting
     def summary(self) -> dict[str, Any]:
@@ -585,12 +406,12 @@ class Fuzzer:
             "sequences": {
                 "mode": self.config.sequences,
                 "lengths": self.corpus.lengths(),
-                "demanding": sorted(f for _, f in self.demanding),
+                "demanding": sorted(f for _, f in self.sequences.demanding),
                 "aggressive_probes": stats.probes,
                 "aggressive_hits": stats.probe_hits,
                 "structural_mutations": stats.structural,
-                "pool_transactions": len(self.pools.transactions),
-                "pool_sequences": len(self.pools.sequences),
+                "pool_transactions": len(self.sequences.pools.transactions),
+                "pool_sequences": len(self.sequences.pools.sequences),
             },
             "adaptive": {
                 "enabled": self.adaptive is not None,
@@ -609,29 +430,3 @@ def _first_reads(result: ExecResult) -> tuple[tuple[int, int], ...]:
         if tx == last:
             reads.setdefault(slot, value)
     return tuple(sorted(reads.items()))
-
-
-def _minimised(metric: Any, costs: dict[Any, int]) -> bool:
-    """Whether a run brought ``metric`` to zero.
-
-    For a branch metric: whether the branch now goes the wanted side (its cost is then
-    recorded for the other side).
-    """
-    if costs.get(metric) == 0:
-        return True
-    return metric[0] != "sstore" and (*metric[:4], not metric[4]) in costs
-
-
-class _Uncovered:
-    """Container view: branch metrics whose wanted side no run has taken yet."""
-
-    __slots__ = ("edges",)
-
-    def __init__(self, edges: set[tuple[bytes, int, bool]]) -> None:
-        self.edges = edges
-
-    def __contains__(self, key: object) -> bool:
-        if not isinstance(key, tuple) or key[0] == "sstore":
-            return False
-        return (key[1], key[2], key[4]) not in self.edges
-

@@ -49,6 +49,11 @@ _WEIGHTS = {"arg": 8, "value": 2, "slot": 4}
 _TIME_STEPS = (0, 1, 12, 60, 3600, 86400, 7 * 86400, 30 * 86400, 365 * 86400)
 _BLOCK_STEPS = (0, 1, 2, 10, 100, 1000, 7200, 50400, 216000)
 _WORD = 1 << 256
+# Relations for which only the other operand itself flips the branch (no +-1 neighbours).
+_EQUALITIES = frozenset(("eq", "ne"))
+
+Comparison = tuple[int, int, str]
+"""A comparison's operands and relation (``lhs``, ``rhs``, ``"lt"``/``"eq"``/...)."""
 
 
 @dataclass(frozen=True)
@@ -371,16 +376,17 @@ class Mutator:
                         "reuse")
 
     # ------------------------------------------------------------------ input-to-state
-    def input_to_state(self, case: TxSeq, pairs: Sequence[tuple[int, int]],
+    def input_to_state(self, case: TxSeq, pairs: Sequence[Comparison],
                        rng: random.Random, index: int | None = None,
                        anywhere: bool = False) -> Mutation | None:
         """Replace a comparison operand found in the input by the other operand.
 
-        ``pairs`` are the (lhs, rhs) operands of comparisons the seed's run reached without
+        ``pairs`` are the (lhs, rhs, relation) of comparisons the seed's run reached without
         taking their other side. When one operand appears verbatim in a parameter of
         transaction ``index`` (an integer argument equal to it, a ``bytesN``
         holding it left-aligned, its bytes inside a ``bytes``/``string``, or
-        ``msg.value``), the other operand, sometimes +-1, is written in its place
+        ``msg.value``), the other operand is written in its place (for an ordering, sometimes
+        +-1: ``x < 10`` wants 9; an equality wants the operand itself)
         (Redqueen's input-to-state replacement, the "operands seen in comparisons" of
         issue 4 used where they were seen). With ``anywhere``, every transaction of the
         case is searched: a value set by an earlier transaction (``SetY(v)``) often reaches
@@ -403,11 +409,12 @@ class Mutator:
                                 for path, vt in args_leaves(spec.types, tx.args)],
                            tx.value if spec.payable else None))
         candidates: list[tuple[Location, Any]] = []
-        for lhs, rhs in pairs:
+        for lhs, rhs, relation in pairs:
             for seen, wanted in ((lhs, rhs), (rhs, lhs)):
                 if seen == wanted:
                     continue
-                wanted = (wanted + rng.choice((0, 0, 0, 1, -1))) % _WORD
+                if relation not in _EQUALITIES:
+                    wanted = (wanted + rng.choice((0, 1, -1))) % _WORD
                 for at, leaves, value in groups:
                     for path, vt, leaf in leaves:
                         candidates.extend(_replacements(at, path, vt, leaf, seen, wanted, rng))

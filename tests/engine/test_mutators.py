@@ -176,7 +176,7 @@ def test_dictionary_from_code_skips_jump_targets_and_bounds_runtime_entries() ->
     assert not d.add(1)
 
 
-def input_to_state_results(tx: Tx, pairs: list[tuple[int, int]], tries: int = 200
+def input_to_state_results(tx: Tx, pairs: list[tuple[int, int, str]], tries: int = 200
                            ) -> set[tuple[Any, Any]]:
     m = mutator()
     rng = random.Random(3)
@@ -192,28 +192,36 @@ def input_to_state_results(tx: Tx, pairs: list[tuple[int, int]], tries: int = 20
 def test_input_to_state_replaces_integer_operands_in_place() -> None:
     tx = Tx("f(uint8,int16,bytes4)", (7, -3, b"\x00\x00\x00\x09"), SENDERS[0])
     minus_three = (1 << 256) - 3
-    pairs = [(7, 200), (minus_three, 12), (0x00000009 << 224, 0xCAFE0000 << 224)]
+    pairs = [(7, 200, "lt"), (minus_three, 12, "slt"),
+             (0x00000009 << 224, 0xCAFE0000 << 224, "eq")]
     found = input_to_state_results(tx, pairs)
     args = {a for a, _ in found}
     assert (200, -3, b"\x00\x00\x00\x09") in args            # uint8 seen as lhs
     assert (7, 12, b"\x00\x00\x00\x09") in args              # int16 in two's complement
     assert (7, -3, b"\xca\xfe\x00\x00") in args              # bytes4 left-aligned
     # Off-by-one neighbours (for < and <= checks) come along, and nothing else changes.
-    assert all(a[0] in (7, 199, 200, 201) for a in args)
+    assert {a[0] for a in args} == {7, 199, 200, 201}
     assert all(loc == ("arg", 0, (i,)) for (a, loc) in found for i in range(3)
                if a[i] != tx.args[i])
     # Operands that do not fit the parameter are not written there.
-    assert input_to_state_results(tx, [(7, 1 << 9)]) == set()
+    assert input_to_state_results(tx, [(7, 1 << 9, "lt")]) == set()
+
+
+def test_input_to_state_writes_equality_operands_exactly() -> None:
+    tx = Tx("f(uint8,int16,bytes4)", (7, -3, b"\x00\x00\x00\x09"), SENDERS[0])
+    for relation in ("eq", "ne"):
+        found = input_to_state_results(tx, [(7, 200, relation)])
+        assert {a for a, _ in found} == {(200, -3, b"\x00\x00\x00\x09")}
 
 
 def test_input_to_state_inside_bytes_names_the_byte() -> None:
     tx = Tx("g(bytes,string,uint256[])", (b"DDR\xa7zz", "xyz", (5,)), SENDERS[0])
     # bytes1 comparison m[i] == "U": both operands left-aligned in the word.
-    found = input_to_state_results(tx, [(0xA7 << 248, 0x55 << 248)])
+    found = input_to_state_results(tx, [(0xA7 << 248, 0x55 << 248, "eq")])
     assert ((b"DDRUzz", "xyz", (5,)), ("arg", 0, (0,), 3)) in found
     # uint8(m[i]) == 0x41 style: right-aligned; the array element is an integer leaf.
-    found = input_to_state_results(tx, [(ord("y"), 0x41), (5, 77)])
+    found = input_to_state_results(tx, [(ord("y"), 0x41, "eq"), (5, 77, "eq")])
     args = {a for a, _ in found}
     assert (b"DDR\xa7zz", "xAz", (5,)) in args and (b"DDR\xa7zz", "xyz", (77,)) in args
     # Nothing to replace: no mutation.
-    assert input_to_state_results(tx, [(0xEE << 248, 0x55 << 248)]) == set()
+    assert input_to_state_results(tx, [(0xEE << 248, 0x55 << 248, "eq")]) == set()

@@ -1,0 +1,180 @@
+"""LEARN (Harvey Alg. 2): a predicted input from two runs that differ in one parameter.
+
+The fuzzer mutates one parameter of a test case (an argument, a byte of a bytes argument,
+msg.value, a block-number or timestamp step, or, in aggressive mode, a value an SLOAD
+returns). ``Learner.learn`` sees that parameter as an integer in both inputs, compares the
+two runs' cost vectors and asks ``secant.engine.predict`` for the value that brings a metric
+to zero. The prediction runs next; when it misses, ``Learner.after_prediction`` applies the
+secant step again with the points seen so far (configuration B; C stops after one step).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from secant.engine.corpus import Seed
+from secant.engine.feedback import Coverage, cost_vector
+from secant.engine.mutators import Mutation, Mutator
+from secant.engine.predict import Domain, PredictionStats, Secant, predict
+from secant.engine.values import from_int, get_at, int_domain, set_at, to_int, type_at
+from secant.targets.contract import ExecResult
+from secant.types import Location, TxSeq
+
+_SCALAR_DOMAIN = Domain(0, (1 << 40) - 1)  # block-number and timestamp deltas
+
+IntegerView = tuple[int, Domain, Callable[[int], TxSeq]]
+"""A parameter's integer value, its domain, and how to build the case with another value."""
+
+
+@dataclass
+class Pending:
+    """A predicted input waiting to run, and the secant state that produced it."""
+
+    case: TxSeq
+    location: Location
+    value: int
+    secant: Secant
+    probe: bool = False  # an aggressive-mode input (state overrides)
+
+
+class Learner:
+    """Input prediction over the parameters of test cases (see the module docstring)."""
+
+    def __init__(self, mutator: Mutator, coverage: Coverage, sstore_target: int | None,
+                 iterations: int, rng: random.Random, stats: PredictionStats) -> None:
+        self.mutator = mutator
+        self.coverage = coverage
+        self.sstore_target = sstore_target
+        self.iterations = iterations
+        self.rng = rng
+        self.stats = stats
+
+    def integer_view(self, case: TxSeq, location: Location) -> IntegerView | None:
+        """The parameter at ``location`` as an integer, its domain and how to set it."""
+        kind, index = location[0], location[1]
+        tx = case[index]
+
+        def with_tx(**changes: Any) -> TxSeq:
+            return case[:index] + (replace(tx, **changes),) + case[index + 1:]
+
+        if kind == "arg" and len(location) == 4:
+            return _byte_view(case, location, with_tx)
+        if kind == "arg":
+            path = location[2]
+            vt = type_at(self.mutator.spec(tx).types, path)
+            domain = int_domain(vt)
+            if domain is None:
+                return None
+            value = to_int(vt, get_at(tx.args, path))
+
+            def set_arg(number: int) -> TxSeq:
+                return with_tx(args=set_at(tx.args, path, from_int(vt, number)))
+            return value, domain, set_arg
+        if kind == "value":
+            return (tx.value, Domain(0, self.mutator.max_value),
+                    lambda number: with_tx(value=number))
+        if kind in ("time", "blocks"):
+            return (getattr(tx, kind), _SCALAR_DOMAIN,
+                    lambda number: with_tx(**{kind: number}))
+        if kind == "slot":
+            slot = location[2]
+            storage = dict(tx.storage)
+
+            def set_slot(number: int) -> TxSeq:
+                changed = dict(storage)
+                changed[slot] = number
+                return with_tx(storage=tuple(sorted(changed.items())))
+            return storage.get(slot, 0), Domain.unsigned(256), set_slot
+        return None
+
+    def learn(self, seed: Seed, mutation: Mutation, result: ExecResult,
+              probe: bool = False) -> Pending | None:
+        """LEARN(input, cost, input', cost'): a predicted input, or None."""
+        location = mutation.location
+        if location is None:
+            return None
+        before = self.integer_view(seed.case, location)
+        after = self.integer_view(mutation.case, location)
+        if before is None or after is None:
+            return None
+        i0, domain, _ = before
+        i1, _, setter = after
+        costs1 = cost_vector(result, self.sstore_target)
+        prediction = predict(i0, seed.costs, i1, costs1, domain, self.rng,
+                             _Uncovered(self.coverage.edges))
+        if prediction is None:
+            return None
+        metric = prediction.metric
+        secant = Secant(metric, domain, self.iterations,
+                        points=[(i0, seed.costs[metric]), (i1, costs1[metric])])
+        self.stats.attempts += 1
+        return Pending(setter(prediction.value), location, prediction.value, secant, probe)
+
+    def after_prediction(self, pending: Pending, result: ExecResult) -> Pending | None:
+        """Count S/F for a predicted run; iterate the secant step when it failed."""
+        costs = cost_vector(result, self.sstore_target)
+        metric = pending.secant.metric
+        stats = self.stats
+        if _minimised(metric, costs):
+            stats.success += 1
+            return None
+        if metric not in costs:
+            # The run took another way before reaching the branch: a failed minimisation.
+            stats.fail += 1
+            return None
+        stats.fail += 1
+        guess = pending.secant.next(pending.value, costs)
+        if guess is None:
+            return None
+        view = self.integer_view(pending.case, pending.location)
+        if view is None:
+            return None
+        stats.attempts += 1
+        return Pending(view[2](guess), pending.location, guess, pending.secant, pending.probe)
+
+
+def _byte_view(case: TxSeq, location: Location, with_tx: Callable[..., TxSeq]
+               ) -> IntegerView | None:
+    """One byte of a bytes/string argument as an integer parameter."""
+    tx = case[location[1]]
+    path, byte = location[2], location[3]
+    value = get_at(tx.args, path)
+    is_text = isinstance(value, str)
+    data = value.encode("latin-1", "replace") if is_text else value
+    if byte >= len(data):
+        return None
+
+    def set_byte(number: int) -> TxSeq:
+        changed = bytearray(data)
+        changed[byte] = number
+        new = changed.decode("latin-1") if is_text else bytes(changed)
+        return with_tx(args=set_at(tx.args, path, new))
+    return data[byte], Domain(0, 255), set_byte
+
+
+def _minimised(metric: Any, costs: dict[Any, int]) -> bool:
+    """Whether a run brought ``metric`` to zero.
+
+    For a branch metric: whether the branch now goes the wanted side (its cost is then
+    recorded for the other side).
+    """
+    if costs.get(metric) == 0:
+        return True
+    return metric[0] != "sstore" and (*metric[:4], not metric[4]) in costs
+
+
+class _Uncovered:
+    """Container view: branch metrics whose wanted side no run has taken yet."""
+
+    __slots__ = ("edges",)
+
+    def __init__(self, edges: set[tuple[bytes, int, bool]]) -> None:
+        self.edges = edges
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, tuple) or key[0] == "sstore":
+            return False
+        return (key[1], key[2], key[4]) not in self.edges

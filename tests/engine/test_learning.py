@@ -1,0 +1,95 @@
+"""LEARN: integer views of parameters and predicted inputs (Harvey Alg. 2)."""
+
+from __future__ import annotations
+
+import random
+
+from secant.chain.abi import AbiParam
+from secant.engine.corpus import Seed
+from secant.engine.dictionary import Dictionary
+from secant.engine.feedback import Coverage, cost_vector
+from secant.engine.learning import Learner
+from secant.engine.mutators import FunctionSpec, Mutation, Mutator
+from secant.engine.predict import Domain, PredictionStats
+from secant.engine.schedulers import SeedStats
+from secant.engine.values import vtype
+from secant.targets.contract import ExecResult
+from secant.types import Tx, TxOutcome, TxSeq
+
+SENDER = 0x1000
+CODE = b"\x01" * 32
+SPECS = [
+    FunctionSpec("f(uint8,bytes)", None, (vtype(AbiParam("", "uint8")),
+                                          vtype(AbiParam("", "bytes"))), True),
+]
+
+
+def learner(stats: PredictionStats | None = None, iterations: int = 8) -> Learner:
+    mutator = Mutator(SPECS, [SENDER], Dictionary())
+    mutator.max_value = 10 ** 18
+    return Learner(mutator, Coverage(), None, iterations, random.Random(0),
+                   stats or PredictionStats())
+
+
+def run_of(case: TxSeq, x: int) -> ExecResult:
+    """A run whose last transaction compared ``x == 42`` at one JUMPI and did not jump."""
+    taken = x == 42
+    return ExecResult(case, [TxOutcome(True, False, b"", 0)], 1, set(), set(),
+                      [(CODE, 10, taken, "eq", x, 42)], [0], [], [0], [], [])
+
+
+def seed_of(case: TxSeq, x: int) -> Seed:
+    result = run_of(case, x)
+    return Seed(case, 1, cost_vector(result, None), SeedStats(1), "init", 0)
+
+
+def test_integer_views_read_and_set_every_kind_of_parameter() -> None:
+    view = learner()
+    case = (Tx("f(uint8,bytes)", (7, b"ab"), SENDER, 5, blocks=2, time=9,
+               storage=((3, 11),)),)
+    value, domain, set_arg = view.integer_view(case, ("arg", 0, (0,))) or (0, None, None)
+    assert (value, domain) == (7, Domain(0, 255)) and set_arg is not None
+    assert set_arg(200)[0].args == (200, b"ab")
+    byte = view.integer_view(case, ("arg", 0, (1,), 1))
+    assert byte is not None and byte[0] == ord("b") and byte[2](0x7A)[0].args == (7, b"az")
+    assert view.integer_view(case, ("arg", 0, (1,), 2)) is None  # past the end
+    money = view.integer_view(case, ("value", 0))
+    assert money is not None and money[0] == 5 and money[1].high == 10 ** 18
+    for kind, now in (("time", 9), ("blocks", 2)):
+        scalar = view.integer_view(case, (kind, 0))
+        assert scalar is not None and scalar[0] == now
+        assert getattr(scalar[2](100)[0], kind) == 100
+    slot = view.integer_view(case, ("slot", 0, 3))
+    assert slot is not None and slot[0] == 11
+    assert slot[2](12)[0].storage == ((3, 12),)
+    assert view.integer_view(case, ("slot", 0, 4)) is not None  # an unread slot is 0
+
+
+def test_a_linear_cost_is_predicted_to_zero_and_counted_as_a_success() -> None:
+    stats = PredictionStats()
+    learn = learner(stats)
+    base = (Tx("f(uint8,bytes)", (10, b""), SENDER),)
+    seed = seed_of(base, 10)
+    mutated = (Tx("f(uint8,bytes)", (20, b""), SENDER),)
+    pending = learn.learn(seed, Mutation(mutated, ("arg", 0, (0,)), "arith"),
+                          run_of(mutated, 20))
+    assert pending is not None and pending.value == 42
+    assert pending.case[0].args == (42, b"") and stats.attempts == 1
+    assert learn.after_prediction(pending, run_of(pending.case, 42)) is None
+    assert (stats.success, stats.fail) == (1, 0)
+
+
+def test_a_missed_prediction_iterates_and_a_structural_mutation_learns_nothing() -> None:
+    stats = PredictionStats()
+    learn = learner(stats)
+    base = (Tx("f(uint8,bytes)", (10, b""), SENDER),)
+    mutated = (Tx("f(uint8,bytes)", (20, b""), SENDER),)
+    pending = learn.learn(seed_of(base, 10), Mutation(mutated, ("arg", 0, (0,)), "arith"),
+                          run_of(mutated, 20))
+    assert pending is not None
+    # The predicted run compared 50 (the cost is not the input's linear function here).
+    again = learn.after_prediction(pending, run_of(pending.case, 50))
+    assert again is not None and again.value != 42 and stats.fail == 1
+    assert stats.attempts == 2
+    assert learn.learn(seed_of(base, 10), Mutation(mutated + base, None, "insert"),
+                       run_of(mutated, 20)) is None
