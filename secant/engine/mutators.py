@@ -385,7 +385,8 @@ class Mutator:
         taking their other side. When one operand appears verbatim in a parameter of
         transaction ``index`` (an integer argument equal to it, a ``bytesN``
         holding it left-aligned, its bytes inside a ``bytes``/``string``, or
-        ``msg.value``), the other operand is written in its place (for an ordering, sometimes
+        ``msg.value``, or the sender when the other operand is one of the campaign's
+        senders), the other operand is written in its place (for an ordering, sometimes
         +-1: ``x < 10`` wants 9; an equality wants the operand itself)
         (Redqueen's input-to-state replacement, the "operands seen in comparisons" of
         issue 4 used where they were seen). With ``anywhere``, every transaction of the
@@ -409,6 +410,7 @@ class Mutator:
                                 for path, vt in args_leaves(spec.types, tx.args)],
                            tx.value if spec.payable else None))
         candidates: list[tuple[Location, Any]] = []
+        senders = set(self.senders)
         for lhs, rhs, relation in pairs:
             for seen, wanted in ((lhs, rhs), (rhs, lhs)):
                 if seen == wanted:
@@ -420,6 +422,9 @@ class Mutator:
                         candidates.extend(_replacements(at, path, vt, leaf, seen, wanted, rng))
                     if value == seen and 0 < wanted <= self.max_value:
                         candidates.append((("value", at), wanted))
+                    if case[at].sender == seen and wanted in senders:
+                        # msg.sender == owner: the one input a sender can be predicted to.
+                        candidates.append((("sender", at), wanted))
         if not candidates:
             return None
         location, new = candidates[rng.randrange(len(candidates))]
@@ -427,6 +432,8 @@ class Mutator:
         tx = case[index]
         if location[0] == "value":
             new_tx = replace(tx, value=new)
+        elif location[0] == "sender":
+            new_tx = replace(tx, sender=new)
         else:
             new_tx = tx.with_args(set_at(tx.args, location[2], new))
         if new_tx == tx:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -212,6 +213,18 @@ def test_input_to_state_writes_equality_operands_exactly() -> None:
     for relation in ("eq", "ne"):
         found = input_to_state_results(tx, [(7, 200, relation)])
         assert {a for a, _ in found} == {(200, -3, b"\x00\x00\x00\x09")}
+
+
+def test_input_to_state_switches_the_sender_to_the_one_a_check_wants() -> None:
+    m = mutator()
+    rng = random.Random(5)
+    tx = Tx("f(uint8,int16,bytes4)", (7, -3, b"\x00\x00\x00\x09"), SENDERS[0])
+    # require(msg.sender == owner) with owner = SENDERS[2]: the sender is the operand.
+    mutation = m.input_to_state((tx,), [(SENDERS[0], SENDERS[2], "eq")], rng, 0)
+    assert mutation is not None and mutation.location == ("sender", 0)
+    assert mutation.case[0] == replace(tx, sender=SENDERS[2])
+    # An owner that is not one of the campaign's senders is left alone.
+    assert m.input_to_state((tx,), [(SENDERS[0], 0xBEEF, "eq")], rng, 0) is None
 
 
 def test_input_to_state_inside_bytes_names_the_byte() -> None:
