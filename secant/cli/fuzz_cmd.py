@@ -72,6 +72,11 @@ def fuzz_command(
     no_adaptive: Annotated[bool, typer.Option(
         "--no-adaptive", help="Turn off sFuzz's adaptive seeds for just-missed branches.")
     ] = False,
+    adaptive_share: Annotated[float | None, typer.Option(
+        "--adaptive-share", help="Share of rounds given to adaptive seeds (default: sFuzz's, "
+                                 "their number over all seeds).")] = None,
+    max_sequence_length: Annotated[int, typer.Option(
+        "--max-sequence-length", help="Most transactions in a test case.")] = 16,
     no_prefix_cache: Annotated[bool, typer.Option(
         "--no-prefix-cache", help="Replay every sequence in full (no prefix-state cache).")
     ] = False,
@@ -110,6 +115,12 @@ def fuzz_command(
     if not 0.0 <= aggressive_probability <= 1.0:
         raise SecantError("--aggressive-probability must be between 0 and 1",
                           "Harvey uses 0.125")
+    if adaptive_share is not None and not 0.0 <= adaptive_share <= 1.0:
+        raise SecantError("--adaptive-share must be between 0 and 1",
+                          "leave it out for sFuzz's share")
+    if max_sequence_length < 1:
+        raise SecantError("--max-sequence-length must be at least 1",
+                          "use 1 for single transactions, or --sequences off")
     if execs is not None and execs <= 0:
         raise SecantError("--execs must be positive", "pass a number of executions")
     max_time = parse_duration(time_budget) if time_budget else (None if execs else 300.0)
@@ -120,7 +131,8 @@ def fuzz_command(
     config = FuzzConfig(seed=seed, max_execs=execs, max_time=max_time, schedule=chosen,
                         predict=not no_predict, predict_iterations=predict_iterations,
                         sequences=sequences, aggressive_probability=aggressive_probability,
-                        adaptive=not no_adaptive)
+                        adaptive=not no_adaptive, adaptive_share=adaptive_share,
+                        max_sequence_length=max_sequence_length)
     with SolcManager() as manager:
         compilations = load([path], CompileOptions(solc_version=solc_version), manager)
         for note in manager.notes:

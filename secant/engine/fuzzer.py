@@ -415,6 +415,8 @@ class Fuzzer:
             },
             "adaptive": {
                 "enabled": self.adaptive is not None,
+                # None: sFuzz's share, the adaptive seeds' number over all seeds.
+                "share": self.config.adaptive_share,
                 "just_missed_tracked": len(self.adaptive) if self.adaptive else 0,
                 "picks": stats.adaptive_picks,
                 "corpus_entries": sum(1 for s in self.corpus.seeds if s.adaptive),

@@ -48,6 +48,8 @@ def test_fuzz_writes_summary_and_findings(tmp_path: Path) -> None:
     (["--execs", "0"], "--execs must be positive"),
     (["--sequences", "lazy"], "unknown sequence mode 'lazy'"),
     (["--aggressive-probability", "2"], "--aggressive-probability must be between 0 and 1"),
+    (["--adaptive-share", "1.5"], "--adaptive-share must be between 0 and 1"),
+    (["--max-sequence-length", "0"], "--max-sequence-length must be at least 1"),
 ])
 def test_bad_options_fail_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     proc = run_cli("fuzz", str(EXAMPLES / "Baz.sol"), "--out", str(tmp_path), *args)
@@ -93,3 +95,16 @@ def test_sequence_options_reach_the_summary(tmp_path: Path) -> None:
     assert summary["sequences"]["aggressive_probes"] == 0  # no aggressive mode in D
     assert summary["adaptive"]["enabled"] is False and "prefix_cache" not in summary
     assert max(int(n) for n in summary["sequences"]["lengths"]) > 1
+
+
+@needs_node
+def test_sequence_length_bound_and_adaptive_share_are_applied(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = run_cli("fuzz", str(EXAMPLES / "HarveyFoo.sol"), "--execs", "600", "--seed", "2",
+                   "--sequences", "eager", "--max-sequence-length", "3",
+                   "--adaptive-share", "0.5", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    lengths = {int(n) for n in summary["sequences"]["lengths"]}
+    assert max(lengths) == 3
+    assert summary["adaptive"]["share"] == 0.5 and summary["adaptive"]["picks"] > 0
