@@ -2,9 +2,9 @@
 
 Harvey §5. A test case is a sequence whose last transaction ``t`` is the one under test;
 the transactions before it only set up the persistent state, so path ids span ``t`` alone.
-Sequences grow *on demand*: a function demands longer sequences once aggressive mode (the
-fuzzer's SLOAD overrides, see ``Fuzzer``) showed that a different persistent state opens a
-new path of it. For a demanding ``t``, regular mode then
+Sequences grow *on demand*: a function demands longer sequences once aggressive mode (SLOAD
+overrides, see ``secant.engine.demand``) showed that a different persistent state opens a new
+path of it. For a demanding ``t``, regular mode then
 
 * fuzzes the inputs of ``t`` or of a transaction before it (one parameter, as always);
 * inserts a transaction before ``t`` (from the transaction pool, or a fresh call);
