@@ -23,8 +23,9 @@ from secant.engine.fuzzer import FuzzConfig
 from secant.targets.contract import ExecResult
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "contracts"
-CONFIGS = {"A": dict(predict=False), "B": dict(predict=True, predict_iterations=8),
-           "C": dict(predict=True, predict_iterations=0)}
+CONFIGS: dict[str, dict[str, object]] = {
+    "A": dict(predict=False), "B": dict(predict=True, predict_iterations=8),
+    "C": dict(predict=True, predict_iterations=0)}
 
 
 def baz_label(result: ExecResult) -> str | None:
@@ -50,11 +51,12 @@ EXAMPLE_GOALS: list[tuple[str, str, Callable[[ExecResult], str | None], list[str
 
 
 def run_one(file: str, contract: str, label: Callable[[ExecResult], str | None],
-            config: dict[str, object], seed: int, budget: int) -> dict[str, tuple[int, float]]:
+            config: dict[str, object], seed: int, budget: int, goals: list[str]
+            ) -> dict[str, tuple[int, float]]:
     chain = TestChain.setup(load([EXAMPLES / file]), contract=contract)
     campaign = Campaign(chain, CampaignConfig(FuzzConfig(seed=seed, max_execs=budget,
                                                          **config)))  # type: ignore[arg-type]
-    return record_goals(campaign, lambda result: [n] if (n := label(result)) else [])
+    return record_goals(campaign, lambda result: [n] if (n := label(result)) else [], goals)
 
 
 def main() -> None:
@@ -66,7 +68,7 @@ def main() -> None:
     print("| example | goal | config | median execs | median s | seeds reached |")
     print("|---|---|---|---:|---:|---:|")
     for file, contract, label, goals in EXAMPLE_GOALS:
-        runs = {name: [run_one(file, contract, label, config, seed, args.execs)
+        runs = {name: [run_one(file, contract, label, config, seed, args.execs, goals)
                        for seed in range(args.seeds)] for name, config in CONFIGS.items()}
         for goal in goals:
             for name in CONFIGS:

@@ -10,7 +10,7 @@ reached the goal.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from secant.campaign.campaign import Campaign
 from secant.targets.contract import ExecResult
@@ -19,9 +19,13 @@ Hit = tuple[int, float] | None
 """(executions, seconds) at which a goal was first reached, or None."""
 
 
-def record_goals(campaign: Campaign, labels: Callable[[ExecResult], list[str]]
-                 ) -> dict[str, tuple[int, float]]:
-    """Run ``campaign``; return, per goal label, when it was first reached."""
+def record_goals(campaign: Campaign, labels: Callable[[ExecResult], list[str]],
+                 goals: Collection[str] = ()) -> dict[str, tuple[int, float]]:
+    """Run ``campaign``; return, per goal label, when it was first reached.
+
+    With ``goals``, the campaign stops once all of them are reached (nothing after that
+    point is measured).
+    """
     fuzzer = campaign.fuzzer
     reached: dict[str, tuple[int, float]] = {}
 
@@ -29,6 +33,8 @@ def record_goals(campaign: Campaign, labels: Callable[[ExecResult], list[str]]
         # The observer runs inside execute(), after the execution was counted.
         for name in labels(result):
             reached.setdefault(name, (fuzzer.stats.execs, fuzzer.stats.elapsed))
+        if goals and all(goal in reached for goal in goals):
+            fuzzer.stop()
 
     fuzzer.observers.append(observe)
     campaign.run()

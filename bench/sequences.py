@@ -1,7 +1,7 @@
 """Sequence fuzzing ablation: Harvey's demand-driven (A) vs eager (D), sFuzz adaptive on/off.
 
 Usage: ``.venv/bin/python bench/sequences.py [--seeds 10] [--first-seed 0] [--execs 50000]
-[--examples Foo,StatefulMaze,Crowdsale,OppositeGame,MultipleObjectives]``
+[--examples Foo,StatefulMaze,Crowdsale,OppositeGame,MultipleObjectives,CallerBank]``
 
 Configurations (all with input prediction, AFLFast):
 
@@ -10,7 +10,9 @@ Configurations (all with input prediction, AFLFast):
 * A-noadapt: A without the adaptive seeds;
 * D: eager sequences (path ids over all transactions, every seed mutated structurally,
   no aggressive mode), adaptive seeds on;
-* A-uniform, D-uniform (on request): the same with the uniform schedule.
+* A-uniform, D-uniform (on request): the same with the uniform schedule;
+* A-concrete-slots, D-concrete-slots (on request): the data flow without caller-keyed
+  slots (``balances[msg.sender]`` is a different slot number for every sender).
 
 For each example goal it prints the median executions and seconds to reach it over the seeds
 (a missed goal counts as the budget; ">budget" when half the seeds or more missed it) and
@@ -38,6 +40,8 @@ CONFIGS: dict[str, dict[str, object]] = {
     "A": dict(sequences="demand", adaptive=True),
     "A-noadapt": dict(sequences="demand", adaptive=False),
     "D": dict(sequences="eager", adaptive=True),
+    "A-concrete-slots": dict(sequences="demand", adaptive=True, caller_slots=False),
+    "D-concrete-slots": dict(sequences="eager", adaptive=True, caller_slots=False),
 }
 Labeller = Callable[[Campaign, ExecResult], list[str]]
 
@@ -73,16 +77,17 @@ EXAMPLE_GOALS: list[tuple[str, str, Labeller, list[str]]] = [
     ("SFuzzExamples.sol", "OppositeGame", opposite_game, ["Try pays out"]),
     ("SFuzzExamples.sol", "MultipleObjectives", assertion_lines,
      ["assert SFuzzExamples.sol:11", "assert SFuzzExamples.sol:14"]),
+    ("CallerBank.sol", "CallerBank", assertion_lines, ["assert CallerBank.sol:28"]),
 ]
 
 
 def run_one(file: str, contract: str, label: Labeller, config: dict[str, object], seed: int,
-            budget: int) -> dict[str, tuple[int, float]]:
+            budget: int, goals: list[str]) -> dict[str, tuple[int, float]]:
     """Executions and seconds at which each goal was first reached in one campaign."""
     chain = TestChain.setup(load([EXAMPLES / file]), contract=contract)
     campaign = Campaign(chain, CampaignConfig(FuzzConfig(seed=seed, max_execs=budget,
                                                          **config)))  # type: ignore[arg-type]
-    return record_goals(campaign, lambda result: label(campaign, result))
+    return record_goals(campaign, lambda result: label(campaign, result), goals)
 
 
 def main() -> None:
@@ -102,7 +107,7 @@ def main() -> None:
         if contract not in wanted:
             continue
         seeds = range(args.first_seed, args.first_seed + args.seeds)
-        runs = {name: [run_one(file, contract, label, CONFIGS[name], seed, args.execs)
+        runs = {name: [run_one(file, contract, label, CONFIGS[name], seed, args.execs, goals)
                        for seed in seeds] for name in configs}
         for goal in goals:
             for name in configs:

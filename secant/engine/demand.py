@@ -23,7 +23,13 @@ from dataclasses import replace
 
 from secant.engine.corpus import Seed
 from secant.engine.mutators import Comparison, Mutation, Mutator
-from secant.engine.sequences import SEQUENCE_MODES, FunctionKey, Pools, SequenceMutator
+from secant.engine.sequences import (
+    SEQUENCE_MODES,
+    FunctionKey,
+    Pools,
+    SequenceMutator,
+    SlotKey,
+)
 from secant.targets.contract import ExecResult
 from secant.types import Tx, TxSeq
 
@@ -36,7 +42,7 @@ class DemandDriven:
     """Which sequences grow, the probes that decide it, and the pools they grow from."""
 
     def __init__(self, mode: str, mutator: Mutator, max_length: int,
-                 aggressive_probability: float) -> None:
+                 aggressive_probability: float, caller_slots: bool = True) -> None:
         if mode not in SEQUENCE_MODES:
             raise ValueError(f"unknown sequence mode {mode!r}; choose one of: "
                              f"{', '.join(SEQUENCE_MODES)}")
@@ -44,7 +50,7 @@ class DemandDriven:
         self.mutator = mutator
         self.aggressive_probability = aggressive_probability
         self.pools = Pools()
-        self.sequence_mutator = SequenceMutator(mutator, self.pools, max_length)
+        self.sequence_mutator = SequenceMutator(mutator, self.pools, max_length, caller_slots)
         # Functions (contract, signature) for which aggressive mode found new paths.
         self.demanding: set[FunctionKey] = set()
 
@@ -108,10 +114,10 @@ class DemandDriven:
         if not self.demanding or result.state_hash in self.pools.states:
             return False
         reads = self.sequence_mutator.reads
-        wanted: set[int] = set()
+        wanted: set[SlotKey] = set()
         for key in self.demanding:
             wanted |= reads.get(key, set())
-        return any(slot in wanted for _, _, slot in result.sstores)
+        return not wanted.isdisjoint(self.sequence_mutator.written_keys(result))
 
     # ------------------------------------------------------------------ mutations
     def structural(self, case: TxSeq, rng: random.Random, corpus: Sequence[Seed]

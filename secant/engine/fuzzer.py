@@ -68,6 +68,7 @@ class FuzzConfig:
     max_sequence_length: int = 16
     adaptive: bool = True
     adaptive_share: float | None = None  # None: sFuzz's, by the number of adaptive seeds
+    caller_slots: bool = True  # data flow names balances[msg.sender] per sender (ablation)
 
 
 @dataclass
@@ -125,7 +126,8 @@ class Fuzzer:
         self._stop = False
         self.sequences = DemandDriven(config.sequences, self.mutator,
                                       config.max_sequence_length,
-                                      config.aggressive_probability)
+                                      config.aggressive_probability,
+                                      config.caller_slots)
         self.learner = Learner(self.mutator, self.coverage, self.sstore_target,
                                config.predict_iterations, self.rng, self.stats.prediction)
         self.adaptive = AdaptiveSeeds() if config.adaptive else None

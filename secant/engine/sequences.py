@@ -18,6 +18,13 @@ which it reads; ``insert-writer`` puts before a transaction a call of a function
 a slot that transaction reads. Stacked, this builds ``SetY(y); CopyY(); Bar()`` for a ``Bar``
 that reads ``x``, ``CopyY`` writing ``x`` from ``y`` and ``SetY`` writing ``y``.
 
+Slots of mappings keyed by the caller (``balances[msg.sender]``) differ per sender, so the
+data flow names them relative to the transaction's sender: ``("caller", base)`` for the
+slot of key ``msg.sender`` in the mapping at slot ``base`` (Solidity's
+``keccak(key . base)`` and Vyper's ``keccak(base . key)``, for the campaign's senders and
+the first ``CALLER_BASES`` base slots). ``deposit()`` by one sender then writes what
+``withdraw()`` by another reads, and the inserted writer takes the reader's sender.
+
 sFuzz (§3.3, Table 1) adds pruneMethodCall, addMethodCall, swapMethodCall and crossover of
 two sequences at a cut point. In demand-driven mode they act on the prefix and keep ``t``
 last; in eager mode (Harvey's configuration D) they act on the whole sequence.
@@ -29,11 +36,18 @@ import random
 from dataclasses import dataclass, replace
 
 from secant.engine.mutators import Mutator
+from secant.evm.crypto import keccak256
 from secant.targets.contract import ExecResult
 from secant.types import Tx, TxSeq
 
 FunctionKey = tuple[int | None, str]
 """(contract address or None for the main one, signature)."""
+
+SlotKey = int | tuple[str, int]
+"""A storage slot as the data flow sees it: a number, or ``("caller", base)``."""
+
+CALLER_BASES = 64
+"""Mapping base slots recognised for caller-keyed slots (state variables 0-63)."""
 
 SEQUENCE_MODES = ("demand", "eager", "off")
 
@@ -93,13 +107,41 @@ class SequenceMutator:
     _DRAW = ("insert", "insert-writer", "insert-writer", "insert-writer", "replace-prefix",
              "prune", "add", "swap", "crossover")
 
-    def __init__(self, mutator: Mutator, pools: Pools, max_length: int = 16) -> None:
+    def __init__(self, mutator: Mutator, pools: Pools, max_length: int = 16,
+                 caller_slots: bool = True) -> None:
         self.mutator = mutator
         self.pools = pools
         self.max_length = max_length
         # Data flow through storage, learnt from runs (see the module docstring).
-        self.reads: dict[FunctionKey, set[int]] = {}
-        self.writes: dict[FunctionKey, set[int]] = {}
+        self.reads: dict[FunctionKey, set[SlotKey]] = {}
+        self.writes: dict[FunctionKey, set[SlotKey]] = {}
+        # The slot of key `sender` in the mapping at `base` -> (sender, base); empty when
+        # caller-keyed slots are off (every slot is a number).
+        self._caller_slots: dict[int, tuple[int, int]] = {}
+        for sender in mutator.senders if caller_slots else ():
+            key = sender.to_bytes(32, "big")
+            for base in range(CALLER_BASES):
+                word = base.to_bytes(32, "big")
+                for preimage in (key + word, word + key):  # Solidity, Vyper
+                    slot = int.from_bytes(keccak256(preimage), "big")
+                    self._caller_slots[slot] = (sender, base)
+
+    def slot_key(self, slot: int, sender: int) -> SlotKey:
+        """``slot`` as the data flow names it for a transaction from ``sender``."""
+        owner = self._caller_slots.get(slot)
+        if owner is not None and owner[0] == sender:
+            return ("caller", owner[1])
+        return slot
+
+    def written_keys(self, result: ExecResult) -> set[SlotKey]:
+        """The slots every transaction of a run wrote, named relative to its sender."""
+        marks, sstores, case = result.sstore_marks, result.sstores, result.case
+        keys: set[SlotKey] = set()
+        for index, tx in enumerate(case):
+            end = marks[index + 1] if index + 1 < len(marks) else len(sstores)
+            start = marks[index] if index < len(marks) else end
+            keys.update(self.slot_key(slot, tx.sender) for _, _, slot in sstores[start:end])
+        return keys
 
     def learn_dataflow(self, result: ExecResult) -> None:
         """Record the slots each transaction of a run wrote and the last one read."""
@@ -109,12 +151,13 @@ class SequenceMutator:
             start = marks[index] if index < len(marks) else end
             if start < end:
                 self.writes.setdefault((tx.to, tx.function), set()).update(
-                    slot for _, _, slot in sstores[start:end])
+                    self.slot_key(slot, tx.sender) for _, _, slot in sstores[start:end])
         last = len(result.case) - 1
-        read = {slot for tx, _, slot, _ in result.sloads if tx == last}
+        reader = result.case[last]
+        read = {self.slot_key(slot, reader.sender) for tx, _, slot, _ in result.sloads
+                if tx == last}
         if read:
-            tx = result.case[last]
-            self.reads.setdefault((tx.to, tx.function), set()).update(read)
+            self.reads.setdefault((reader.to, reader.function), set()).update(read)
 
     def writer_chain(self, before: Tx, rng: random.Random, room: int) -> tuple[Tx, ...]:
         """Writers to insert before ``before``, in order.
@@ -135,7 +178,11 @@ class SequenceMutator:
         return tuple(chain)
 
     def writer_tx(self, before: Tx, rng: random.Random) -> Tx | None:
-        """A call of a function that writes a slot ``before`` reads (pooled or fresh)."""
+        """A call of a function that writes a slot ``before`` reads (pooled or fresh).
+
+        When what it writes for ``before`` is a caller-keyed slot, it is sent by
+        ``before``'s sender (only then is it the same slot).
+        """
         wanted = self.reads.get((before.to, before.function))
         if not wanted:
             return None
@@ -145,9 +192,14 @@ class SequenceMutator:
         to, signature = writers[rng.randrange(len(writers))]
         pooled = self.pools.by_function.get((to, signature), [])
         if pooled and rng.random() < 0.5:
-            return pooled[rng.randrange(len(pooled))]
-        spec = self.mutator.spec(Tx(signature, (), 0, to=to))
-        return self.mutator.random_tx(spec, rng)
+            writer = pooled[rng.randrange(len(pooled))]
+        else:
+            spec = self.mutator.spec(Tx(signature, (), 0, to=to))
+            writer = self.mutator.random_tx(spec, rng)
+        shared = self.writes[(to, signature)] & wanted
+        if writer.sender != before.sender and all(isinstance(k, tuple) for k in shared):
+            writer = replace(writer, sender=before.sender)
+        return writer
 
     def fresh_tx(self, rng: random.Random) -> Tx:
         """A new call of a random function, or a pooled transaction."""

@@ -102,6 +102,18 @@ def test_crowdsale_reaches_withdraw_and_refund() -> None:
 
 
 @needs_node
+def test_caller_bank_early_withdrawal_by_one_sender() -> None:
+    """deposit, lock and withdraw must come from one sender (mappings keyed by msg.sender)."""
+    found = lines(campaign("CallerBank.sol", "CallerBank", seed=0, max_execs=3000).run())
+    sequence = found[28]["sequence"]
+    assert [tx["function"] for tx in sequence][-1] == "withdraw(uint256)"
+    calls = {(tx["function"], tx["sender"]) for tx in sequence[:-1]}
+    user = sequence[-1]["sender"]
+    assert {("deposit()", user), ("lock(uint256)", user)} <= calls  # its own, first
+    assert 0 < sequence[-1]["args"][0] < 10
+
+
+@needs_node
 def test_multiple_objectives_both_found_through_the_square() -> None:
     found = lines(campaign("SFuzzExamples.sol", "MultipleObjectives", seed=0,
                            max_execs=1000).run())

@@ -9,7 +9,9 @@ from secant.engine.dictionary import Dictionary
 from secant.engine.mutators import FunctionSpec, Mutator
 from secant.engine.sequences import Pools, SequenceMutator
 from secant.engine.values import vtype
-from secant.types import Tx
+from secant.evm.crypto import keccak256
+from secant.targets.contract import ExecResult
+from secant.types import Tx, TxOutcome, TxSeq
 
 SENDERS = [0x1000, 0x2000]
 SPECS = [FunctionSpec(f"{name}(uint256)", None, (vtype(AbiParam("", "uint256")),), False)
@@ -88,3 +90,53 @@ def test_stacked_mutations_keep_the_invariants() -> None:
             assert out[0][-1] == tx("t", 7) and len(out[0]) <= 5
             stacked += "+" in out[1]
     assert stacked > 50
+
+
+def mapping_slot(key: int, base: int) -> int:
+    """Solidity's slot of ``mapping[key]`` for the mapping at slot ``base``."""
+    return int.from_bytes(keccak256(key.to_bytes(32, "big") + base.to_bytes(32, "big")), "big")
+
+
+def run_of(case: TxSeq, writes: list[tuple[int, int]], reads: list[int]) -> ExecResult:
+    """A run whose transaction i wrote the slots of ``writes`` (i, slot); the last read
+    ``reads``."""
+    last = len(case) - 1
+    marks = [sum(1 for at, _ in writes if at < i) for i in range(len(case))]
+    return ExecResult(case, [TxOutcome(True, False, b"", 0)] * len(case), 1, set(), set(),
+                      [], [0] * len(case), [(b"c" * 32, 0, slot) for _, slot in writes],
+                      marks, [(last, 0, slot, 1) for slot in reads], [])
+
+
+def test_caller_keyed_slots_link_one_senders_writer_to_another_senders_reader() -> None:
+    seqs = SequenceMutator(Mutator(SPECS, SENDERS, Dictionary()), Pools())
+    alice, bob = SENDERS
+    # b (by alice) writes balances[alice] (mapping at slot 3) and slot 9; t (by bob) reads
+    # balances[bob]; a (by bob) writes balances[alice], another user's entry.
+    writer = Tx("b(uint256)", (0,), alice)
+    reader = Tx("t(uint256)", (0,), bob)
+    seqs.learn_dataflow(run_of((writer, reader), [(0, mapping_slot(alice, 3)), (0, 9)],
+                               [mapping_slot(bob, 3)]))
+    seqs.learn_dataflow(run_of((Tx("a(uint256)", (0,), bob),), [(0, mapping_slot(alice, 3))],
+                               []))
+    assert seqs.writes[(None, "b(uint256)")] == {("caller", 3), 9}
+    assert seqs.writes[(None, "a(uint256)")] == {mapping_slot(alice, 3)}
+    assert seqs.reads[(None, "t(uint256)")] == {("caller", 3)}
+    # Vyper's order (base first) is recognised too; other senders' slots stay numbers.
+    vyper = int.from_bytes(keccak256((5).to_bytes(32, "big") + alice.to_bytes(32, "big")),
+                           "big")
+    assert seqs.slot_key(vyper, alice) == ("caller", 5) and seqs.slot_key(vyper, bob) == vyper
+    rng = random.Random(0)
+    for _ in range(20):
+        inserted = seqs.writer_tx(reader, rng)
+        # Only b writes what t reads, and only when bob sends it.
+        assert inserted is not None and inserted.function == "b(uint256)"
+        assert inserted.sender == bob
+    assert seqs.written_keys(run_of((writer, reader), [(0, mapping_slot(alice, 3)),
+                                                        (1, mapping_slot(alice, 3))], [])) \
+        == {("caller", 3), mapping_slot(alice, 3)}
+
+
+def test_caller_keyed_slots_can_be_switched_off_for_ablation() -> None:
+    seqs = SequenceMutator(Mutator(SPECS, SENDERS, Dictionary()), Pools(), caller_slots=False)
+    slot = mapping_slot(SENDERS[0], 3)
+    assert seqs.slot_key(slot, SENDERS[0]) == slot
