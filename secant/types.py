@@ -53,6 +53,11 @@ class Tx:
             object.__setattr__(self, "_hash", cached)
         return cached
 
+    def __reduce__(self) -> tuple[type[Tx], tuple[Any, ...]]:
+        # Without the cached hash: string hashes differ between processes (workers).
+        return (Tx, (self.function, self.args, self.sender, self.value, self.blocks,
+                     self.time, self.to, self.storage))
+
     def with_args(self, args: tuple[Any, ...]) -> Tx:
         """A copy with other arguments."""
         return replace(self, args=args)
