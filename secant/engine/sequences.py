@@ -23,7 +23,11 @@ data flow names them relative to the transaction's sender: ``("caller", base)`` 
 slot of key ``msg.sender`` in the mapping at slot ``base`` (Solidity's
 ``keccak(key . base)`` and Vyper's ``keccak(base . key)``, for the campaign's senders and
 the first ``CALLER_BASES`` base slots). ``deposit()`` by one sender then writes what
-``withdraw()`` by another reads, and the inserted writer takes the reader's sender.
+``withdraw()`` by another reads, and the inserted writer takes the reader's sender. A write
+keyed by an address *argument* (``grant(to)`` writing ``grants[to]``) is named
+``("arg", base, path)``; it writes what a ``("caller", base)`` reader reads once the
+argument at ``path`` is the reader's sender, which is what the inserted writer gets (its own
+sender, an owner perhaps, stays).
 
 sFuzz (§3.3, Table 1) adds pruneMethodCall, addMethodCall, swapMethodCall and crossover of
 two sequences at a cut point. In demand-driven mode they act on the prefix and keep ``t``
@@ -34,8 +38,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
+from typing import Any
 
 from secant.engine.mutators import Mutator
+from secant.engine.values import args_leaves, get_at, set_at
 from secant.evm.crypto import keccak256
 from secant.targets.contract import ExecResult
 from secant.types import Tx, TxSeq
@@ -43,8 +49,9 @@ from secant.types import Tx, TxSeq
 FunctionKey = tuple[int | None, str]
 """(contract address or None for the main one, signature)."""
 
-SlotKey = int | tuple[str, int]
-"""A storage slot as the data flow sees it: a number, or ``("caller", base)``."""
+SlotKey = int | tuple[Any, ...]
+"""A storage slot as the data flow sees it: a number, ``("caller", base)`` or
+``("arg", base, path)`` (see the module docstring)."""
 
 CALLER_BASES = 64
 """Mapping base slots recognised for caller-keyed slots (state variables 0-63)."""
@@ -133,14 +140,33 @@ class SequenceMutator:
             return ("caller", owner[1])
         return slot
 
+    def write_key(self, slot: int, tx: Tx) -> SlotKey:
+        """A slot ``tx`` wrote, as the data flow names it (``"arg"`` keys included)."""
+        owner = self._caller_slots.get(slot)
+        if owner is None:
+            return slot
+        account, base = owner
+        if account == tx.sender:
+            return ("caller", base)
+        spec = self.mutator.spec(tx)
+        for path, vt in args_leaves(spec.types, tx.args):
+            if vt.kind == "address" and get_at(tx.args, path) == account:
+                return ("arg", base, path)
+        return slot
+
     def written_keys(self, result: ExecResult) -> set[SlotKey]:
-        """The slots every transaction of a run wrote, named relative to its sender."""
+        """The slots every transaction of a run wrote, relative to its sender.
+
+        An argument-keyed write counts as the ``("caller", base)`` slot of its key's owner.
+        """
         marks, sstores, case = result.sstore_marks, result.sstores, result.case
         keys: set[SlotKey] = set()
         for index, tx in enumerate(case):
             end = marks[index + 1] if index + 1 < len(marks) else len(sstores)
             start = marks[index] if index < len(marks) else end
-            keys.update(self.slot_key(slot, tx.sender) for _, _, slot in sstores[start:end])
+            for _, _, slot in sstores[start:end]:
+                key = self.write_key(slot, tx)
+                keys.add(("caller", key[1]) if isinstance(key, tuple) else key)
         return keys
 
     def learn_dataflow(self, result: ExecResult) -> None:
@@ -151,7 +177,7 @@ class SequenceMutator:
             start = marks[index] if index < len(marks) else end
             if start < end:
                 self.writes.setdefault((tx.to, tx.function), set()).update(
-                    self.slot_key(slot, tx.sender) for _, _, slot in sstores[start:end])
+                    self.write_key(slot, tx) for _, _, slot in sstores[start:end])
         last = len(result.case) - 1
         reader = result.case[last]
         read = {self.slot_key(slot, reader.sender) for tx, _, slot, _ in result.sloads
@@ -181,12 +207,13 @@ class SequenceMutator:
         """A call of a function that writes a slot ``before`` reads (pooled or fresh).
 
         When what it writes for ``before`` is a caller-keyed slot, it is sent by
+        ``before``'s sender; when it is keyed by an address argument, that argument is
         ``before``'s sender (only then is it the same slot).
         """
         wanted = self.reads.get((before.to, before.function))
         if not wanted:
             return None
-        writers = [key for key, slots in self.writes.items() if slots & wanted]
+        writers = [key for key, slots in self.writes.items() if _links(slots, wanted)]
         if not writers:
             return None
         to, signature = writers[rng.randrange(len(writers))]
@@ -196,10 +223,7 @@ class SequenceMutator:
         else:
             spec = self.mutator.spec(Tx(signature, (), 0, to=to))
             writer = self.mutator.random_tx(spec, rng)
-        shared = self.writes[(to, signature)] & wanted
-        if writer.sender != before.sender and all(isinstance(k, tuple) for k in shared):
-            writer = replace(writer, sender=before.sender)
-        return writer
+        return _aligned(writer, self.writes[(to, signature)], wanted, before.sender)
 
     def fresh_tx(self, rng: random.Random) -> Tx:
         """A new call of a random function, or a pooled transaction."""
@@ -290,3 +314,31 @@ class SequenceMutator:
     def _pooled_sequence(self, rng: random.Random) -> TxSeq | None:
         pool = self.pools.sequences
         return pool[rng.randrange(len(pool))] if pool else None
+
+
+def _links(writes: set[SlotKey], reads: set[SlotKey]) -> bool:
+    """Whether some slot of ``writes`` is, or can be made, one of ``reads``."""
+    if not writes.isdisjoint(reads):
+        return True
+    return any(isinstance(key, tuple) and key[0] == "arg" and ("caller", key[1]) in reads
+               for key in writes)
+
+
+def _aligned(writer: Tx, writes: set[SlotKey], reads: set[SlotKey], reader: int) -> Tx:
+    """``writer`` changed so that the caller-keyed slots it links to are ``reader``'s.
+
+    Plain slots linking need nothing. Otherwise, a caller-keyed link makes ``reader`` the
+    sender; an argument-keyed one puts ``reader`` in that argument.
+    """
+    if any(not isinstance(key, tuple) for key in writes & reads):
+        return writer
+    if any(isinstance(key, tuple) for key in writes & reads):
+        return writer if writer.sender == reader else replace(writer, sender=reader)
+    for key in writes:
+        if isinstance(key, tuple) and key[0] == "arg" and ("caller", key[1]) in reads:
+            path = key[2]
+            try:
+                return writer.with_args(set_at(writer.args, path, reader))
+            except (IndexError, TypeError):
+                continue  # a shorter array than the learnt run had: no such argument
+    return writer

@@ -114,6 +114,19 @@ def test_caller_bank_early_withdrawal_by_one_sender() -> None:
 
 
 @needs_node
+def test_grants_claimed_whole_after_the_owner_granted_the_claimant() -> None:
+    """grant(to) by the owner writes grants[to]; claim() reads grants[msg.sender]."""
+    run = campaign("Grants.sol", "Grants", seed=0, max_execs=3000)
+    sequence = lines(run.run())[25]["sequence"]
+    claim = sequence[-1]
+    assert claim["function"] == "claim(uint256)"
+    claimant = run.chain.sender(claim["sender"]).address
+    # The owner (deployer) granted this very claimant the amount it claims whole.
+    assert any(tx["function"] == "grant(address,uint256)" and tx["sender"] == "deployer"
+               and tx["args"] == [claimant, claim["args"][0]] for tx in sequence[:-1])
+
+
+@needs_node
 def test_multiple_objectives_both_found_through_the_square() -> None:
     found = lines(campaign("SFuzzExamples.sol", "MultipleObjectives", seed=0,
                            max_execs=1000).run())

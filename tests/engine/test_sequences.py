@@ -140,3 +140,31 @@ def test_caller_keyed_slots_can_be_switched_off_for_ablation() -> None:
     seqs = SequenceMutator(Mutator(SPECS, SENDERS, Dictionary()), Pools(), caller_slots=False)
     slot = mapping_slot(SENDERS[0], 3)
     assert seqs.slot_key(slot, SENDERS[0]) == slot
+
+
+def test_a_write_keyed_by_an_address_argument_links_with_that_accounts_reads() -> None:
+    grant = FunctionSpec("g(address,uint256)", None, (vtype(AbiParam("", "address")),
+                                                     vtype(AbiParam("", "uint256"))), False)
+    owner, alice, bob = 0x1000, 0x2000, 0x3000
+    seqs = SequenceMutator(Mutator([*SPECS, grant], [owner, alice, bob], Dictionary()),
+                           Pools())
+    # The owner grants alice (grants at slot 4); bob's t reads his own grant.
+    given = Tx("g(address,uint256)", (alice, 5), owner)
+    seqs.learn_dataflow(run_of((given,), [(0, mapping_slot(alice, 4))], []))
+    seqs.learn_dataflow(run_of((Tx("t(uint256)", (0,), bob),), [], [mapping_slot(bob, 4)]))
+    assert seqs.writes[(None, "g(address,uint256)")] == {("arg", 4, (0,))}
+    assert seqs.reads[(None, "t(uint256)")] == {("caller", 4)}
+    seqs.pools.offer((given,), 1)  # the owner's successful grant is pooled
+    rng = random.Random(1)
+    inserted_all = set()
+    for _ in range(40):
+        inserted = seqs.writer_tx(Tx("t(uint256)", (0,), bob), rng)
+        # The grant now names bob; whoever sends it (the owner, to pass its check) stays.
+        assert inserted is not None and inserted.function == "g(address,uint256)"
+        assert inserted.args[0] == bob
+        inserted_all.add(inserted)
+    # The pooled grant came back with bob in place of alice, still sent by the owner.
+    assert Tx("g(address,uint256)", (bob, 5), owner) in inserted_all
+    # What the grant moved counts as a caller-keyed slot for demanding readers.
+    assert seqs.written_keys(run_of((given,), [(0, mapping_slot(alice, 4))], [])) == {
+        ("caller", 4)}
