@@ -334,7 +334,8 @@ def _aligned(writer: Tx, writes: set[SlotKey], reads: set[SlotKey], reader: int)
         return writer
     if any(isinstance(key, tuple) for key in writes & reads):
         return writer if writer.sender == reader else replace(writer, sender=reader)
-    for key in writes:
+    # In a fixed order: set order of tuples holding strings varies between processes.
+    for key in sorted(writes, key=repr):
         if isinstance(key, tuple) and key[0] == "arg" and ("caller", key[1]) in reads:
             path = key[2]
             try:
