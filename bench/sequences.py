@@ -1,7 +1,8 @@
 """Sequence fuzzing ablation: Harvey's demand-driven (A) vs eager (D), sFuzz adaptive on/off.
 
 Usage: ``.venv/bin/python bench/sequences.py [--seeds 10] [--first-seed 0] [--execs 50000]
-[--examples Foo,StatefulMaze,Crowdsale,OppositeGame,MultipleObjectives,CallerBank,Grants]``
+[--examples Foo,StatefulMaze,Crowdsale,OppositeGame,MultipleObjectives,CallerBank,Grants,
+Allowances]``
 
 Configurations (all with input prediction, AFLFast):
 
@@ -79,6 +80,7 @@ EXAMPLE_GOALS: list[tuple[str, str, Labeller, list[str]]] = [
      ["assert SFuzzExamples.sol:11", "assert SFuzzExamples.sol:14"]),
     ("CallerBank.sol", "CallerBank", assertion_lines, ["assert CallerBank.sol:28"]),
     ("Grants.sol", "Grants", assertion_lines, ["assert Grants.sol:25"]),
+    ("Allowances.sol", "Allowances", assertion_lines, ["assert Allowances.sol:26"]),
 ]
 
 

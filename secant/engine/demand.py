@@ -22,14 +22,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from secant.engine.corpus import Seed
+from secant.engine.dataflow import SlotKey, links
 from secant.engine.mutators import Comparison, Mutation, Mutator
-from secant.engine.sequences import (
-    SEQUENCE_MODES,
-    FunctionKey,
-    Pools,
-    SequenceMutator,
-    SlotKey,
-)
+from secant.engine.sequences import SEQUENCE_MODES, FunctionKey, Pools, SequenceMutator
 from secant.targets.contract import ExecResult
 from secant.types import Tx, TxSeq
 
@@ -117,7 +112,7 @@ class DemandDriven:
         wanted: set[SlotKey] = set()
         for key in self.demanding:
             wanted |= reads.get(key, set())
-        return not wanted.isdisjoint(self.sequence_mutator.written_keys(result))
+        return links(self.sequence_mutator.written_keys(result), wanted)
 
     # ------------------------------------------------------------------ mutations
     def structural(self, case: TxSeq, rng: random.Random, corpus: Sequence[Seed]

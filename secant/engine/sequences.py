@@ -18,16 +18,11 @@ which it reads; ``insert-writer`` puts before a transaction a call of a function
 a slot that transaction reads. Stacked, this builds ``SetY(y); CopyY(); Bar()`` for a ``Bar``
 that reads ``x``, ``CopyY`` writing ``x`` from ``y`` and ``SetY`` writing ``y``.
 
-Slots of mappings keyed by the caller (``balances[msg.sender]``) differ per sender, so the
-data flow names them relative to the transaction's sender: ``("caller", base)`` for the
-slot of key ``msg.sender`` in the mapping at slot ``base`` (Solidity's
-``keccak(key . base)`` and Vyper's ``keccak(base . key)``, for the campaign's senders and
-the first ``CALLER_BASES`` base slots). ``deposit()`` by one sender then writes what
-``withdraw()`` by another reads, and the inserted writer takes the reader's sender. A write
-keyed by an address *argument* (``grant(to)`` writing ``grants[to]``) is named
-``("arg", base, path)``; it writes what a ``("caller", base)`` reader reads once the
-argument at ``path`` is the reader's sender, which is what the inserted writer gets (its own
-sender, an owner perhaps, stays).
+Slots of mappings keyed by accounts (``balances[msg.sender]``, ``allowance[owner][spender]``)
+are named by who keys them, relative to the transaction (``secant.engine.dataflow``):
+``deposit()`` by one sender then writes what ``withdraw()`` by another reads, and the
+inserted writer is aligned with the reader (its sender, or the address argument keying
+the entry, becomes the account the reader's entry belongs to).
 
 sFuzz (§3.3, Table 1) adds pruneMethodCall, addMethodCall, swapMethodCall and crossover of
 two sequences at a cut point. In demand-driven mode they act on the prefix and keep ``t``
@@ -38,23 +33,14 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
-from typing import Any
 
+from secant.engine.dataflow import SlotKey, SlotNames, align, links
 from secant.engine.mutators import Mutator
-from secant.engine.values import args_leaves, get_at, set_at
-from secant.evm.crypto import keccak256
 from secant.targets.contract import ExecResult
 from secant.types import Tx, TxSeq
 
 FunctionKey = tuple[int | None, str]
 """(contract address or None for the main one, signature)."""
-
-SlotKey = int | tuple[Any, ...]
-"""A storage slot as the data flow sees it: a number, ``("caller", base)`` or
-``("arg", base, path)`` (see the module docstring)."""
-
-CALLER_BASES = 64
-"""Mapping base slots recognised for caller-keyed slots (state variables 0-63)."""
 
 SEQUENCE_MODES = ("demand", "eager", "off")
 
@@ -122,51 +108,22 @@ class SequenceMutator:
         # Data flow through storage, learnt from runs (see the module docstring).
         self.reads: dict[FunctionKey, set[SlotKey]] = {}
         self.writes: dict[FunctionKey, set[SlotKey]] = {}
-        # The slot of key `sender` in the mapping at `base` -> (sender, base); empty when
-        # caller-keyed slots are off (every slot is a number).
-        self._caller_slots: dict[int, tuple[int, int]] = {}
-        for sender in mutator.senders if caller_slots else ():
-            key = sender.to_bytes(32, "big")
-            for base in range(CALLER_BASES):
-                word = base.to_bytes(32, "big")
-                for preimage in (key + word, word + key):  # Solidity, Vyper
-                    slot = int.from_bytes(keccak256(preimage), "big")
-                    self._caller_slots[slot] = (sender, base)
-
-    def slot_key(self, slot: int, sender: int) -> SlotKey:
-        """``slot`` as the data flow names it for a transaction from ``sender``."""
-        owner = self._caller_slots.get(slot)
-        if owner is not None and owner[0] == sender:
-            return ("caller", owner[1])
-        return slot
-
-    def write_key(self, slot: int, tx: Tx) -> SlotKey:
-        """A slot ``tx`` wrote, as the data flow names it (``"arg"`` keys included)."""
-        owner = self._caller_slots.get(slot)
-        if owner is None:
-            return slot
-        account, base = owner
-        if account == tx.sender:
-            return ("caller", base)
-        spec = self.mutator.spec(tx)
-        for path, vt in args_leaves(spec.types, tx.args):
-            if vt.kind == "address" and get_at(tx.args, path) == account:
-                return ("arg", base, path)
-        return slot
+        # Mapping entries named by the accounts keying them (none when caller_slots is
+        # off: every slot is then a number).
+        # The accounts: the senders, the deployed contracts and the zero address (what
+        # address arguments mostly hold).
+        accounts = list(dict.fromkeys([*mutator.senders, *mutator.dictionary.addresses, 0]))
+        self.names = SlotNames(accounts, lambda tx: mutator.spec(tx).types, caller_slots)
 
     def written_keys(self, result: ExecResult) -> set[SlotKey]:
-        """The slots every transaction of a run wrote, relative to its sender.
-
-        An argument-keyed write counts as the ``("caller", base)`` slot of its key's owner.
-        """
+        """The slots every transaction of a run wrote, each named for its transaction."""
         marks, sstores, case = result.sstore_marks, result.sstores, result.case
+        name = self.names.name
         keys: set[SlotKey] = set()
         for index, tx in enumerate(case):
             end = marks[index + 1] if index + 1 < len(marks) else len(sstores)
             start = marks[index] if index < len(marks) else end
-            for _, _, slot in sstores[start:end]:
-                key = self.write_key(slot, tx)
-                keys.add(("caller", key[1]) if isinstance(key, tuple) else key)
+            keys.update(name(slot, tx) for _, _, slot in sstores[start:end])
         return keys
 
     def learn_dataflow(self, result: ExecResult) -> None:
@@ -177,10 +134,10 @@ class SequenceMutator:
             start = marks[index] if index < len(marks) else end
             if start < end:
                 self.writes.setdefault((tx.to, tx.function), set()).update(
-                    self.write_key(slot, tx) for _, _, slot in sstores[start:end])
+                    self.names.name(slot, tx) for _, _, slot in sstores[start:end])
         last = len(result.case) - 1
         reader = result.case[last]
-        read = {self.slot_key(slot, reader.sender) for tx, _, slot, _ in result.sloads
+        read = {self.names.name(slot, reader) for tx, _, slot, _ in result.sloads
                 if tx == last}
         if read:
             self.reads.setdefault((reader.to, reader.function), set()).update(read)
@@ -206,14 +163,13 @@ class SequenceMutator:
     def writer_tx(self, before: Tx, rng: random.Random) -> Tx | None:
         """A call of a function that writes a slot ``before`` reads (pooled or fresh).
 
-        When what it writes for ``before`` is a caller-keyed slot, it is sent by
-        ``before``'s sender; when it is keyed by an address argument, that argument is
-        ``before``'s sender (only then is it the same slot).
+        When what links them is a mapping entry keyed by accounts, the writer is aligned
+        with ``before`` (``secant.engine.dataflow.align``): only then is it the same entry.
         """
         wanted = self.reads.get((before.to, before.function))
         if not wanted:
             return None
-        writers = [key for key, slots in self.writes.items() if _links(slots, wanted)]
+        writers = [key for key, slots in self.writes.items() if links(slots, wanted)]
         if not writers:
             return None
         to, signature = writers[rng.randrange(len(writers))]
@@ -223,7 +179,7 @@ class SequenceMutator:
         else:
             spec = self.mutator.spec(Tx(signature, (), 0, to=to))
             writer = self.mutator.random_tx(spec, rng)
-        return _aligned(writer, self.writes[(to, signature)], wanted, before.sender)
+        return align(writer, self.writes[(to, signature)], wanted, before)
 
     def fresh_tx(self, rng: random.Random) -> Tx:
         """A new call of a random function, or a pooled transaction."""
@@ -314,32 +270,3 @@ class SequenceMutator:
     def _pooled_sequence(self, rng: random.Random) -> TxSeq | None:
         pool = self.pools.sequences
         return pool[rng.randrange(len(pool))] if pool else None
-
-
-def _links(writes: set[SlotKey], reads: set[SlotKey]) -> bool:
-    """Whether some slot of ``writes`` is, or can be made, one of ``reads``."""
-    if not writes.isdisjoint(reads):
-        return True
-    return any(isinstance(key, tuple) and key[0] == "arg" and ("caller", key[1]) in reads
-               for key in writes)
-
-
-def _aligned(writer: Tx, writes: set[SlotKey], reads: set[SlotKey], reader: int) -> Tx:
-    """``writer`` changed so that the caller-keyed slots it links to are ``reader``'s.
-
-    Plain slots linking need nothing. Otherwise, a caller-keyed link makes ``reader`` the
-    sender; an argument-keyed one puts ``reader`` in that argument.
-    """
-    if any(not isinstance(key, tuple) for key in writes & reads):
-        return writer
-    if any(isinstance(key, tuple) for key in writes & reads):
-        return writer if writer.sender == reader else replace(writer, sender=reader)
-    # In a fixed order: set order of tuples holding strings varies between processes.
-    for key in sorted(writes, key=repr):
-        if isinstance(key, tuple) and key[0] == "arg" and ("caller", key[1]) in reads:
-            path = key[2]
-            try:
-                return writer.with_args(set_at(writer.args, path, reader))
-            except (IndexError, TypeError):
-                continue  # a shorter array than the learnt run had: no such argument
-    return writer

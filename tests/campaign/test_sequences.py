@@ -118,12 +118,36 @@ def test_grants_claimed_whole_after_the_owner_granted_the_claimant() -> None:
     """grant(to) by the owner writes grants[to]; claim() reads grants[msg.sender]."""
     run = campaign("Grants.sol", "Grants", seed=0, max_execs=3000)
     sequence = lines(run.run())[25]["sequence"]
-    claim = sequence[-1]
-    assert claim["function"] == "claim(uint256)"
-    claimant = run.chain.sender(claim["sender"]).address
-    # The owner (deployer) granted this very claimant the amount it claims whole.
-    assert any(tx["function"] == "grant(address,uint256)" and tx["sender"] == "deployer"
-               and tx["args"] == [claimant, claim["args"][0]] for tx in sequence[:-1])
+
+    def granted_before(at: int) -> bool:
+        claim = sequence[at]
+        claimant = run.chain.sender(claim["sender"]).address
+        # The owner (deployer) granted this very claimant the amount it claims whole.
+        return any(tx["function"] == "grant(address,uint256)" and tx["sender"] == "deployer"
+                   and tx["args"] == [claimant, claim["args"][0]] for tx in sequence[:at])
+
+    assert any(tx["function"] == "claim(uint256)" and granted_before(at)
+               for at, tx in enumerate(sequence))
+
+
+@needs_node
+def test_allowance_spent_in_full_by_the_approved_spender() -> None:
+    """approve(spender) writes allowance[msg.sender][spender]; transferFrom(from, ...)
+    reads allowance[from][msg.sender]: two senders, one mapping entry."""
+    run = campaign("Allowances.sol", "Allowances", seed=0, max_execs=3000)
+    sequence = lines(run.run())[26]["sequence"]
+    address = {name: run.chain.sender(name).address
+               for name in {tx["sender"] for tx in sequence}}
+
+    def approved_before(at: int) -> bool:
+        pull = sequence[at]
+        owner, spender = pull["args"][0], address[pull["sender"]]
+        return any(tx["function"] == "approve(address,uint256)"
+                   and address[tx["sender"]] == owner and tx["args"][0] == spender
+                   for tx in sequence[:at])
+
+    assert any(tx["function"] == "transferFrom(address,address,uint256)"
+               and approved_before(at) for at, tx in enumerate(sequence))
 
 
 @needs_node

@@ -118,13 +118,9 @@ def test_caller_keyed_slots_link_one_senders_writer_to_another_senders_reader() 
                                [mapping_slot(bob, 3)]))
     seqs.learn_dataflow(run_of((Tx("a(uint256)", (0,), bob),), [(0, mapping_slot(alice, 3))],
                                []))
-    assert seqs.writes[(None, "b(uint256)")] == {("caller", 3), 9}
+    assert seqs.writes[(None, "b(uint256)")] == {("map", 3, ("caller",)), 9}
     assert seqs.writes[(None, "a(uint256)")] == {mapping_slot(alice, 3)}
-    assert seqs.reads[(None, "t(uint256)")] == {("caller", 3)}
-    # Vyper's order (base first) is recognised too; other senders' slots stay numbers.
-    vyper = int.from_bytes(keccak256((5).to_bytes(32, "big") + alice.to_bytes(32, "big")),
-                           "big")
-    assert seqs.slot_key(vyper, alice) == ("caller", 5) and seqs.slot_key(vyper, bob) == vyper
+    assert seqs.reads[(None, "t(uint256)")] == {("map", 3, ("caller",))}
     rng = random.Random(0)
     for _ in range(20):
         inserted = seqs.writer_tx(reader, rng)
@@ -133,13 +129,13 @@ def test_caller_keyed_slots_link_one_senders_writer_to_another_senders_reader() 
         assert inserted.sender == bob
     assert seqs.written_keys(run_of((writer, reader), [(0, mapping_slot(alice, 3)),
                                                         (1, mapping_slot(alice, 3))], [])) \
-        == {("caller", 3), mapping_slot(alice, 3)}
+        == {("map", 3, ("caller",)), mapping_slot(alice, 3)}
 
 
 def test_caller_keyed_slots_can_be_switched_off_for_ablation() -> None:
     seqs = SequenceMutator(Mutator(SPECS, SENDERS, Dictionary()), Pools(), caller_slots=False)
     slot = mapping_slot(SENDERS[0], 3)
-    assert seqs.slot_key(slot, SENDERS[0]) == slot
+    assert seqs.names.name(slot, Tx("t(uint256)", (0,), SENDERS[0])) == slot
 
 
 def test_a_write_keyed_by_an_address_argument_links_with_that_accounts_reads() -> None:
@@ -152,8 +148,8 @@ def test_a_write_keyed_by_an_address_argument_links_with_that_accounts_reads() -
     given = Tx("g(address,uint256)", (alice, 5), owner)
     seqs.learn_dataflow(run_of((given,), [(0, mapping_slot(alice, 4))], []))
     seqs.learn_dataflow(run_of((Tx("t(uint256)", (0,), bob),), [], [mapping_slot(bob, 4)]))
-    assert seqs.writes[(None, "g(address,uint256)")] == {("arg", 4, (0,))}
-    assert seqs.reads[(None, "t(uint256)")] == {("caller", 4)}
+    assert seqs.writes[(None, "g(address,uint256)")] == {("map", 4, (("arg", (0,)),))}
+    assert seqs.reads[(None, "t(uint256)")] == {("map", 4, ("caller",))}
     seqs.pools.offer((given,), 1)  # the owner's successful grant is pooled
     rng = random.Random(1)
     inserted_all = set()
@@ -165,6 +161,6 @@ def test_a_write_keyed_by_an_address_argument_links_with_that_accounts_reads() -
         inserted_all.add(inserted)
     # The pooled grant came back with bob in place of alice, still sent by the owner.
     assert Tx("g(address,uint256)", (bob, 5), owner) in inserted_all
-    # What the grant moved counts as a caller-keyed slot for demanding readers.
+    # What the grant moved is an entry of the mapping demanding readers read.
     assert seqs.written_keys(run_of((given,), [(0, mapping_slot(alice, 4))], [])) == {
-        ("caller", 4)}
+        ("map", 4, (("arg", (0,)),))}
