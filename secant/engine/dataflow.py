@@ -100,7 +100,9 @@ def links(writes: set[SlotKey], reads: set[SlotKey]) -> bool:
     """Whether some slot of ``writes`` is, or can be made to be, one of ``reads``."""
     if not writes.isdisjoint(reads):
         return True
-    return _pairs(writes, reads) != []
+    # Two entries of one mapping (same base, same depth) can be made one by alignment.
+    shapes = {(key[1], len(key[2])) for key in reads if isinstance(key, tuple)}
+    return any(isinstance(key, tuple) and (key[1], len(key[2])) in shapes for key in writes)
 
 
 def align(writer: Tx, writes: set[SlotKey], reads: set[SlotKey], reader: Tx) -> Tx:
