@@ -14,7 +14,7 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from goals import median_cells, record_goals
+from goals import GOAL_TABLE_HEADER, print_goal_rows, record_goals
 
 from secant.campaign.campaign import Campaign, CampaignConfig
 from secant.chain.chain import TestChain
@@ -65,17 +65,11 @@ def main() -> None:
     parser.add_argument("--execs", type=int, default=20000)
     parser.add_argument("--markdown", action="store_true")
     args = parser.parse_args()
-    print("| example | goal | config | median execs | median s | seeds reached |")
-    print("|---|---|---|---:|---:|---:|")
+    print(GOAL_TABLE_HEADER)
     for file, contract, label, goals in EXAMPLE_GOALS:
         runs = {name: [run_one(file, contract, label, config, seed, args.execs, goals)
                        for seed in range(args.seeds)] for name, config in CONFIGS.items()}
-        for goal in goals:
-            for name in CONFIGS:
-                shown, seconds, reached = median_cells([r.get(goal) for r in runs[name]],
-                                                       args.execs)
-                print(f"| {contract} | {goal} | {name} | {shown} | {seconds} | {reached} |",
-                      flush=True)
+        print_goal_rows(contract, goals, runs, args.execs)
 
 
 if __name__ == "__main__":

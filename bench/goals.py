@@ -51,3 +51,19 @@ def median_cells(hits: Sequence[Hit], budget: int) -> tuple[str, str, str]:
         return f">{budget}", "-", f"{reached}/{seeds}"
     return (f"{statistics.median(execs):.0f}", f"{statistics.median(seconds):.2f}",
             f"{reached}/{seeds}")
+
+
+GOAL_TABLE_HEADER = ("| example | goal | config | median execs | median s | seeds reached |\n"
+                     "|---|---|---|---:|---:|---:|")
+"""The header of the rows ``print_goal_rows`` prints."""
+
+
+def print_goal_rows(contract: str, goals: Sequence[str],
+                    runs: dict[str, list[dict[str, tuple[int, float]]]], budget: int) -> None:
+    """One table row per goal and configuration: medians over the per-seed ``runs``."""
+    for goal in goals:
+        for name, per_seed in runs.items():
+            median, seconds, reached = median_cells([r.get(goal) for r in per_seed], budget)
+            print(f"| {contract} | {goal} | {name} | {median} | {seconds} | {reached} |",
+                  flush=True)
+

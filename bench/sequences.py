@@ -26,7 +26,7 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from goals import median_cells, record_goals
+from goals import GOAL_TABLE_HEADER, print_goal_rows, record_goals
 
 from secant.campaign.campaign import Campaign, CampaignConfig
 from secant.chain.chain import TestChain
@@ -104,20 +104,14 @@ def main() -> None:
     args = parser.parse_args()
     wanted = args.examples.split(",")
     configs = args.configs.split(",")
-    print("| example | goal | config | median execs | median s | seeds reached |")
-    print("|---|---|---|---:|---:|---:|")
+    print(GOAL_TABLE_HEADER)
     for file, contract, label, goals in EXAMPLE_GOALS:
         if contract not in wanted:
             continue
         seeds = range(args.first_seed, args.first_seed + args.seeds)
         runs = {name: [run_one(file, contract, label, CONFIGS[name], seed, args.execs, goals)
                        for seed in seeds] for name in configs}
-        for goal in goals:
-            for name in configs:
-                median, seconds, reached = median_cells([r.get(goal) for r in runs[name]],
-                                                        args.execs)
-                print(f"| {contract} | {goal} | {name} | {median} | {seconds} | {reached} |",
-                      flush=True)
+        print_goal_rows(contract, goals, runs, args.execs)
 
 
 if __name__ == "__main__":
