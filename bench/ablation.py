@@ -20,7 +20,7 @@ from secant.campaign.campaign import Campaign, CampaignConfig
 from secant.chain.chain import TestChain
 from secant.compile.loader import load
 from secant.engine.fuzzer import FuzzConfig
-from secant.targets.contract import ExecResult
+from secant.targets.contract import ContractRun
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "contracts"
 CONFIGS: dict[str, dict[str, object]] = {
@@ -28,7 +28,7 @@ CONFIGS: dict[str, dict[str, object]] = {
     "C": dict(predict=True, predict_iterations=0)}
 
 
-def baz_label(result: ExecResult) -> str | None:
+def baz_label(result: ContractRun) -> str | None:
     """Which of baz's five paths a run took (2 is the failing assertion)."""
     last = result.last_outcome
     if result.panics:
@@ -38,19 +38,19 @@ def baz_label(result: ExecResult) -> str | None:
     return None
 
 
-def panic_label(result: ExecResult) -> str | None:
+def panic_label(result: ContractRun) -> str | None:
     """The assertion goal of a single-bug example."""
     return "assertion" if result.panics else None
 
 
-EXAMPLE_GOALS: list[tuple[str, str, Callable[[ExecResult], str | None], list[str]]] = [
+EXAMPLE_GOALS: list[tuple[str, str, Callable[[ContractRun], str | None], list[str]]] = [
     ("Baz.sol", "Baz", baz_label, [f"path {n}" for n in (1, 3, 4, 5)] + ["path 2 (assert)"]),
     ("DerivedConstant.sol", "DerivedConstant", panic_label, ["assertion"]),
     ("FuzzingBook.sol", "CrashMe", panic_label, ["assertion"]),
 ]
 
 
-def run_one(file: str, contract: str, label: Callable[[ExecResult], str | None],
+def run_one(file: str, contract: str, label: Callable[[ContractRun], str | None],
             config: dict[str, object], seed: int, budget: int, goals: list[str]
             ) -> dict[str, tuple[int, float]]:
     chain = TestChain.setup(load([EXAMPLES / file]), contract=contract)

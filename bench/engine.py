@@ -7,8 +7,9 @@ Three figures on ``Token.transfer(address,uint256)`` (bench/contracts/Token.sol)
 * bare EVM: reset to the post-deployment snapshot and send one prepared transfer, no
   instrumentation (what a blackbox replay costs);
 * instrumented EVM: the same with the fuzzer's trace recorder attached;
-* the loop: ``Fuzzer.fuzz`` with mutation, prediction, cost vectors, path ids and the
-  corpus, fuzzing only ``transfer``.
+* the loop: ``Fuzzer.fuzz`` with Harvey's policy (mutation, prediction), cost vectors,
+  path ids and the corpus, fuzzing only ``transfer``; once without oracles, with
+  demand-driven sequences, and with every registered oracle checking every run.
 
 The loop's own overhead per execution is the loop's time minus the instrumented EVM's.
 """
@@ -23,8 +24,11 @@ from secant.chain.chain import TestChain
 from secant.compile.loader import load
 from secant.engine.dictionary import Dictionary, code_constants
 from secant.engine.fuzzer import FuzzConfig, Fuzzer
+from secant.engine.harvey.policy import HarveyPolicy, InputSpace
 from secant.engine.mutators import FunctionSpec
+from secant.engine.policy import Proposal
 from secant.engine.values import vtype
+from secant.oracles import registry
 from secant.targets.contract import ContractTarget
 from secant.targets.trace import TraceRecorder
 from secant.types import Tx
@@ -66,8 +70,9 @@ def main() -> None:
     print(f"ERC-20 transfer, {args.execs} executions each")
     print(f"  bare EVM (plain)          {bare:10,.0f} exec/s")
     print(f"  bare EVM (instrumented)   {traced:10,.0f} exec/s  ({evm_us:.0f} us/exec)")
+    assert isinstance(fuzzer.policy, HarveyPolicy)
     print(f"  greybox loop              {loop:10,.0f} exec/s  (corpus {len(fuzzer.corpus)}, "
-          f"predictions {fuzzer.stats.prediction.attempts}, single transactions)")
+          f"predictions {fuzzer.policy.harvey.prediction.attempts}, single transactions)")
     print(f"loop overhead per execution: {overhead_us:.0f} us "
           f"({overhead_us / evm_us:.2f}x the instrumented EVM)")
     # With demand-driven sequences, transfer demands longer sequences (its balance reads
@@ -76,10 +81,14 @@ def main() -> None:
     txs = fuzzer.stats.transactions / max(1, fuzzer.stats.execs)
     print(f"  greybox loop, demand-driven sequences  {sequenced:10,.0f} exec/s  "
           f"({sequenced * txs:,.0f} tx/s, {txs:.2f} tx/exec)")
+    checked, fuzzer = loop_rate(chain, args.seed, args.execs, "off", with_oracles=True)
+    names = ", ".join(oracle.name for oracle in fuzzer.oracles)
+    print(f"  greybox loop, every oracle ({names})  {checked:10,.0f} exec/s  "
+          f"({checked / loop:.2f}x the loop without oracles)")
 
 
-def loop_rate(chain: TestChain, seed: int, execs: int, sequences: str
-              ) -> tuple[float, Fuzzer]:
+def loop_rate(chain: TestChain, seed: int, execs: int, sequences: str,
+              with_oracles: bool = False) -> tuple[float, Fuzzer]:
     """Executions/s of ``Fuzzer.fuzz`` on transfer alone, after one initial execution."""
     assert chain.main is not None
     transfer = chain.main.abi.function("transfer")
@@ -88,9 +97,13 @@ def loop_rate(chain: TestChain, seed: int, execs: int, sequences: str
                         False)
     senders = [s.address for s in chain.senders]
     dictionary = Dictionary(code_constants(chain.code_at(chain.main.address)), senders)
-    fuzzer = Fuzzer(target.run, [spec], senders, dictionary,
-                    FuzzConfig(seed=seed, max_execs=execs, sequences=sequences))
-    fuzzer.execute((Tx(transfer.signature, (senders[1], 1), chain.deployer.address),), "init")
+    policy = HarveyPolicy(InputSpace([spec], senders, dictionary))
+    oracles = registry.build(chain) if with_oracles else []
+    fuzzer = Fuzzer(target.run, policy,
+                    FuzzConfig(seed=seed, max_execs=execs, sequences=sequences),
+                    oracles=oracles, post=target)
+    first = Tx(transfer.signature, (senders[1], 1), chain.deployer.address)
+    fuzzer.execute(Proposal((first,), "init"))
     started = time.perf_counter()
     fuzzer.fuzz()
     return (fuzzer.stats.execs - 1) / (time.perf_counter() - started), fuzzer

@@ -13,13 +13,14 @@ import statistics
 from collections.abc import Callable, Collection, Sequence
 
 from secant.campaign.campaign import Campaign
-from secant.targets.contract import ExecResult
+from secant.engine.events import OnRun
+from secant.types import RunResult
 
 Hit = tuple[int, float] | None
 """(executions, seconds) at which a goal was first reached, or None."""
 
 
-def record_goals(campaign: Campaign, labels: Callable[[ExecResult], list[str]],
+def record_goals(campaign: Campaign, labels: Callable[[RunResult], list[str]],
                  goals: Collection[str] = ()) -> dict[str, tuple[int, float]]:
     """Run ``campaign``; return, per goal label, when it was first reached.
 
@@ -29,14 +30,14 @@ def record_goals(campaign: Campaign, labels: Callable[[ExecResult], list[str]],
     fuzzer = campaign.fuzzer
     reached: dict[str, tuple[int, float]] = {}
 
-    def observe(result: ExecResult) -> None:
+    def observe(result: RunResult) -> None:
         # The observer runs inside execute(), after the execution was counted.
         for name in labels(result):
             reached.setdefault(name, (fuzzer.stats.execs, fuzzer.stats.elapsed))
         if goals and all(goal in reached for goal in goals):
             fuzzer.stop()
 
-    fuzzer.observers.append(observe)
+    campaign.listen(OnRun(observe))
     campaign.run()
     return reached
 

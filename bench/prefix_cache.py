@@ -40,6 +40,7 @@ from secant.campaign.campaign import function_specs
 from secant.chain.chain import TestChain
 from secant.compile.loader import load
 from secant.engine.dictionary import Dictionary
+from secant.engine.events import OnRun
 from secant.engine.mutators import Mutator
 from secant.targets.contract import ContractTarget
 from secant.targets.prefix_cache import PrefixCache
@@ -144,7 +145,7 @@ def campaign_rate(seed: int, execs: int, sequences: str, cache: bool
     campaign = Campaign(chain, CampaignConfig(
         FuzzConfig(seed=seed, max_execs=execs, sequences=sequences), prefix_cache=cache))
     lengths: list[int] = []
-    campaign.fuzzer.observers.append(lambda result: lengths.append(len(result.case)))
+    campaign.listen(OnRun(lambda result: lengths.append(len(result.case))))
     ran = 0
     transact = chain.transact
 

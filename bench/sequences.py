@@ -32,7 +32,7 @@ from secant.campaign.campaign import Campaign, CampaignConfig
 from secant.chain.chain import TestChain
 from secant.compile.loader import load
 from secant.engine.fuzzer import FuzzConfig
-from secant.targets.contract import ExecResult
+from secant.targets.contract import ContractRun
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "contracts"
 CONFIGS: dict[str, dict[str, object]] = {
@@ -44,18 +44,18 @@ CONFIGS: dict[str, dict[str, object]] = {
     "A-concrete-slots": dict(sequences="demand", adaptive=True, caller_slots=False),
     "D-concrete-slots": dict(sequences="eager", adaptive=True, caller_slots=False),
 }
-Labeller = Callable[[Campaign, ExecResult], list[str]]
+Labeller = Callable[[Campaign, ContractRun], list[str]]
 
 
-def assertion_lines(campaign: Campaign, result: ExecResult) -> list[str]:
+def assertion_lines(campaign: Campaign, result: ContractRun) -> list[str]:
     """One label per failing assertion: its source line."""
     if not result.panics:
         return []
-    return [f"assert {Path(site.source).name}" for site in campaign.oracle.check(result)
+    return [f"assert {Path(site.source).name}" for site in campaign.oracles[0].check(result, None)
             if site.source]
 
 
-def crowdsale_phases(campaign: Campaign, result: ExecResult) -> list[str]:
+def crowdsale_phases(campaign: Campaign, result: ContractRun) -> list[str]:
     """ILF's Crowdsale: a successful withdraw() or refund()."""
     last = result.case[-1]
     if result.last_outcome.success and last.function in ("withdraw()", "refund()"):
@@ -63,7 +63,7 @@ def crowdsale_phases(campaign: Campaign, result: ExecResult) -> list[str]:
     return []
 
 
-def opposite_game(campaign: Campaign, result: ExecResult) -> list[str]:
+def opposite_game(campaign: Campaign, result: ContractRun) -> list[str]:
     """sFuzz Fig. 1: Try's payout branch (the value check ran and held)."""
     hit = any(lhs == rhs == 10 ** 17 for *_, lhs, rhs in result.branches)
     return ["Try pays out"] if hit else []

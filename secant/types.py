@@ -1,8 +1,8 @@
-"""Leaf value types shared by every layer: transactions, test cases, findings.
+"""Leaf value types shared by every layer: transactions, test cases, runs, findings.
 
 A test case is a :class:`TxSeq`, a tuple of :class:`Tx` run in order from the chain's
 post-deployment snapshot. Arguments use the fuzzer's value representation (see
-``secant.engine.abicodec``): ints for integers and addresses, bools, bytes, str, and tuples
+``secant.targets.calldata``): ints for integers and addresses, bools, bytes, str, and tuples
 for arrays and structs, so a whole test case is immutable and hashable.
 
 A *location* names one parameter of a test case, the unit of mutation and of prediction:
@@ -12,6 +12,11 @@ A *location* names one parameter of a test case, the unit of mutation and of pre
 * ``("len", tx, path)``: the length of a dynamic argument (bytes, string, ``T[]``);
 * ``("value", tx)``, ``("sender", tx)``, ``("blocks", tx)``, ``("time", tx)``;
 * ``("slot", tx, slot)``: a storage value the transaction reads (Harvey's aggressive mode).
+
+A :class:`RunResult` is what any target gives back for one run of a test case: the fields
+the engine reads (path id, coverage, comparisons, state accesses, outcomes). A target
+extends it with facts of its own (the contract target's ``ContractRun`` adds panics,
+calls, logs, ...), which only the oracles that know that target read.
 """
 
 from __future__ import annotations
@@ -79,13 +84,67 @@ class TxOutcome:
     invalid: bool = False  # rejected before execution (e.g. value above the balance)
 
 
+BranchEvent = tuple[bytes, int, bool, str, int, int]
+"""(code id, pc, taken, relation, lhs, rhs) of one executed conditional branch: the branch
+went ``taken`` because ``lhs <relation> rhs`` held or not (relations as in
+``secant.evm.inspector``)."""
+
+WriteEvent = tuple[bytes, int, int]
+"""(code id, pc, key) of one write to persistent state (an SSTORE's slot)."""
+
+ReadEvent = tuple[int, int, int, int]
+"""(step, owner, key, value) of one read of persistent state (an SLOAD)."""
+
+
+@dataclass
+class RunResult:
+    """What one run of a test case gave back, for any target.
+
+    Coverage marks are ``blocks`` (code id, block start) and ``edges`` (code id, pc, side);
+    ``branches`` lists every conditional branch in order with its comparison, and
+    ``branch_marks[i]`` is where step ``i`` of the case starts in it: the engine's cost
+    metrics are the distances of the sides not taken. ``writes``/``write_marks`` are the
+    writes to persistent state likewise (Harvey's arbitrary-write cost and the sequences'
+    data flow), ``reads`` the reads of the last step's own state (aggressive mode), and
+    ``state_hash`` a digest of the state the case left (0: as it started). A target
+    without persistent state leaves those four empty. ``path_id`` names the path; its
+    scope (last step or all steps) is the target's.
+    """
+
+    case: TxSeq
+    outcomes: list[TxOutcome]
+    path_id: int
+    blocks: set[tuple[bytes, int]] = field(default_factory=set)
+    edges: set[tuple[bytes, int, bool]] = field(default_factory=set)
+    branches: list[BranchEvent] = field(default_factory=list)
+    branch_marks: list[int] = field(default_factory=list)
+    writes: list[WriteEvent] = field(default_factory=list)
+    write_marks: list[int] = field(default_factory=list)
+    reads: list[ReadEvent] = field(default_factory=list)
+    state_hash: int = 0
+    exec_us: float = 0.0
+
+    def tx_branches(self, index: int) -> list[BranchEvent]:
+        """The branches of step ``index``."""
+        marks = self.branch_marks
+        end = marks[index + 1] if index + 1 < len(marks) else len(self.branches)
+        return self.branches[marks[index]:end]
+
+    @property
+    def last_outcome(self) -> TxOutcome:
+        """How the last step ended."""
+        return self.outcomes[-1]
+
+
 @dataclass
 class Finding:
     """A bug found by an oracle, with what it takes to reproduce it.
 
-    ``key`` deduplicates findings (for assertions: the failing check's code and site).
-    ``sequence`` is the test case as JSON-ready dicts; ``execs_to_find`` and
-    ``time_to_find_s`` say when the campaign first saw it.
+    ``oracle`` names the detector that reported it; ``key`` deduplicates findings and is
+    the oracle's to choose (it starts with the oracle's name; for assertions it then names
+    the failing check's contract, site and panic code). ``sequence`` is the test case as
+    JSON-ready dicts (the campaign fills it, naming senders and contracts);
+    ``execs_to_find`` and ``time_to_find_s`` say when the campaign first saw it.
     """
 
     kind: str
@@ -97,6 +156,7 @@ class Finding:
     detail: str
     key: tuple[Any, ...]
     case: TxSeq = ()
+    oracle: str = ""
     sequence: list[dict[str, Any]] = field(default_factory=list)
     execs_to_find: int = 0
     time_to_find_s: float = 0.0
@@ -104,6 +164,7 @@ class Finding:
     def to_json(self) -> dict[str, Any]:
         """The finding as ``summary.json`` lists it."""
         return {
+            "oracle": self.oracle,
             "kind": self.kind,
             "swc": self.swc,
             "contract": self.contract,

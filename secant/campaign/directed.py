@@ -1,7 +1,7 @@
 """Directed fuzzing glue: ``--target`` resolution and AFLGo seed distances.
 
 The control-flow graph of the main contract's runtime code is recovered statically
-(``secant.engine.cfg``) and completed with the block transitions runs actually take
+(``secant.campaign.cfg``) and completed with the block transitions runs actually take
 (dynamic jumps, such as internal-function returns, that the static pass missed). A seed's
 distance is AFLGo's: the mean block-level distance to the targets over the blocks it
 covered. When run-time edges change the graph, every seed's distance is recomputed before
@@ -10,13 +10,14 @@ the schedule next chooses.
 
 from __future__ import annotations
 
+from secant.campaign.cfg import ControlFlowGraph, resolve_line_target, resolve_pc_target
 from secant.chain.chain import TestChain
-from secant.engine.cfg import ControlFlowGraph, resolve_line_target, resolve_pc_target
 from secant.engine.corpus import Corpus
 from secant.errors import SecantError
 from secant.evm.crypto import keccak256
 from secant.evm.forks import Fork
-from secant.targets.contract import ExecResult
+from secant.targets.contract import ContractRun
+from secant.types import RunResult
 
 
 def resolve_target(spec: str, chain: TestChain) -> frozenset[int]:
@@ -41,19 +42,21 @@ class DirectedDistance:
         self._seed_blocks: list[frozenset[int]] = []
         self.dirty = False
 
-    def blocks_of(self, result: ExecResult) -> frozenset[int]:
+    def blocks_of(self, result: RunResult) -> frozenset[int]:
         """The blocks of the directed code a run covered."""
         code_hash = self.code_hash
         return frozenset(pc for h, pc in result.blocks if h == code_hash)
 
-    def observe(self, result: ExecResult) -> None:
+    def observe(self, result: RunResult) -> None:
         """Add the run's block transitions to the CFG."""
         code_hash = self.code_hash
-        for h, src, dst in result.extra.get("transitions", ()):
+        if not isinstance(result, ContractRun):
+            return
+        for h, src, dst in result.transitions:
             if h == code_hash and self.cfg.add_edge(src, dst):
                 self.dirty = True
 
-    def __call__(self, result: ExecResult) -> float | None:
+    def __call__(self, result: RunResult) -> float | None:
         """The distance of a new seed (remembered for later recomputation)."""
         blocks = self.blocks_of(result)
         self._seed_blocks.append(blocks)

@@ -15,7 +15,6 @@ class ProgressView:
 
     def __init__(self, campaign: Campaign) -> None:
         self.campaign = campaign
-        self._totals: dict[str, int] | None = None
 
     def render(self) -> Table:
         """The current state as a rich table."""
@@ -24,7 +23,6 @@ class ProgressView:
         stats = fuzzer.stats
         elapsed = max(stats.elapsed, 1e-9)
         figures = campaign.coverage_figures()
-        prediction = stats.prediction
         table = Table(title=f"secant: {campaign.chain.main.name if campaign.chain.main else ''}",
                       show_header=False, box=None)
         table.add_column(style="bold cyan")
@@ -36,10 +34,8 @@ class ProgressView:
         table.add_row("instructions",
                       f"{figures['instructions_covered']} / {figures['instructions_total']}")
         table.add_row("findings", str(len(campaign.findings)))
-        table.add_row("prediction", f"{prediction.success} ok / {prediction.fail} failed "
-                                    f"(R = {prediction.rate:.2f})")
         since = stats.execs - stats.last_new_path_exec
         table.add_row("last new path", f"{since:,} execs ago")
-        for line in campaign.extra_progress():
+        for line in campaign.progress_rows():
             table.add_row(*line)
         return table

@@ -1,6 +1,6 @@
 """The chain side of secant: the ABI layer and the test chain a fuzzer runs on.
 
-- :mod:`secant.chain.abi`: encode/decode every ABI type, selectors, revert reasons.
+- :mod:`secant.abi`: encode/decode every ABI type, selectors, revert reasons.
 - :mod:`secant.chain.accounts`: the sender accounts (deployer, users, attackers).
 - :mod:`secant.chain.attackers`: the normal and reentrancy attacker contracts.
 - :mod:`secant.chain.blockenv`: the block environment and its fuzzable advance.
@@ -8,7 +8,7 @@
 - :mod:`secant.chain.deploy`: libraries, constructors, the address book.
 - :mod:`secant.chain.chain`: :class:`TestChain`, which puts it all together.
 
-The names below are imported lazily: ``secant.compile`` imports ``secant.chain.abi``, and
+The names below are imported lazily: ``secant.compile`` imports ``secant.abi``, and
 the test chain imports ``secant.compile``.
 """
 

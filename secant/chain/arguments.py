@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from secant.chain.abi import AbiParam, encode
+from secant.abi import AbiParam, encode
 from secant.chain.errors import ConstructorArgumentError
 
 __all__ = [

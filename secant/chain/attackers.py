@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from secant.chain.abi import Abi, encode, function_selector
+from secant.abi import Abi, encode, function_selector
 from secant.chain.asm import Item, Label, Ref, assemble
 
 __all__ = [

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from secant.chain.abi import AbiFunction, RevertReason, decode_revert
+from secant.abi import AbiFunction, RevertReason, decode_revert
 from secant.chain.accounts import (
     DEFAULT_BALANCE,
     Role,
@@ -411,17 +411,26 @@ class TestChain:
         fn = self._function(target, function)
         caller = self.deployer.address if sender is None else (
             sender if isinstance(sender, int) else self.sender(sender).address)
+        done = self.static_call(caller, target.address, self._calldata(fn, args))
+        return self._decode(target, fn, done.success, done.reverted, done.output,
+                            done.gas_used, [], done.error)
+
+    def static_call(self, caller: int, to: int, data: bytes) -> CallResult:
+        """Run a message call from ``caller`` on the current state, then undo everything.
+
+        No transaction: no nonce, no fee, no block change. The result is not decoded.
+        """
         snapshot = self.state.snapshot()
         self.state.begin_transaction()
         try:
             evm = Evm(self.state, self.env, self.fork)
             evm.origin = caller
             gas = self._gas_limit()
-            message = evm.call(caller, target.address, self._calldata(fn, args), gas)
+            message = evm.call(caller, to, data, gas)
         finally:
             self.state.revert(snapshot)
-        return self._decode(target, fn, message.success, message.reverted, message.output,
-                            gas - message.gas_left, [], message.error)
+        return CallResult(message.success, message.reverted, message.output,
+                          gas_used=gas - message.gas_left, error=message.error)
 
     def attack(self, attacker: AttackerContract | AttackerKind | str, contract: Target,
                function: str | AbiFunction, args: Sequence[Any] = (), value: int = 0,

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from secant.chain.abi import Abi, AbiFunction, AbiParam, decode_revert
+from secant.abi import Abi, AbiFunction, AbiParam, decode_revert
 from secant.chain.accounts import Sender
 from secant.chain.arguments import (
     AddressChooser,

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from secant.chain.abi import RevertReason
+from secant.abi import RevertReason
 from secant.compile.errors import NoDeployableContract, UnknownContract
 from secant.errors import SecantError
 

@@ -10,10 +10,14 @@ import typer
 
 from secant.errors import cli_errors
 
-bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: figures, never pass/fail.")
+
+def register(app: typer.Typer) -> None:
+    """Add the ``bench`` group to the main app."""
+    bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks: figures, never pass/fail.")
+    bench_app.command("evm")(bench_evm)
+    app.add_typer(bench_app, name="bench")
 
 
-@bench_app.command("evm")
 @cli_errors
 def bench_evm(
     quick: Annotated[bool, typer.Option("--quick", help="Short run (smoke test).")] = False,
@@ -54,8 +58,3 @@ def bench_evm(
         typer.echo(f"instrumented speedup over py-evm: {erc20.traced_tx_s / erc20.pyevm_tx_s:.1f}x")
     else:
         typer.echo(f"instrumented speedup over py-evm: n/a ({skipped or 'skipped'})")
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``bench`` group to the main app."""
-    app.add_typer(bench_app, name="bench")

@@ -24,13 +24,14 @@ from secant.compile.solc import (
 from secant.compile.solidity import CompileOptions
 from secant.errors import SecantError, cli_errors
 
-solc_app = typer.Typer(no_args_is_help=True,
-                       help="Solidity compilers: solc-js versions in the user cache.")
-
 
 def register(app: typer.Typer) -> None:
     """Add ``compile`` and the ``solc`` group to the main app."""
     app.command("compile")(compile_command)
+    solc_app = typer.Typer(no_args_is_help=True,
+                           help="Solidity compilers: solc-js versions in the user cache.")
+    solc_app.command("install")(solc_install)
+    solc_app.command("list")(solc_list)
     app.add_typer(solc_app, name="solc")
 
 
@@ -161,7 +162,6 @@ def compile_command(
         _print_text(compilations, contract)
 
 
-@solc_app.command("install")
 @cli_errors
 def solc_install(
     version: Annotated[str, typer.Argument(help="Version to install, e.g. 0.8.26.")],
@@ -176,7 +176,6 @@ def solc_install(
     typer.echo(f"solc-js {format_version(parsed)} installed in {path}")
 
 
-@solc_app.command("list")
 @cli_errors
 def solc_list(
     remote: Annotated[bool, typer.Option(

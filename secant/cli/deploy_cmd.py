@@ -12,7 +12,7 @@ import typer
 from secant.errors import SecantError, cli_errors
 
 if TYPE_CHECKING:
-    from secant.chain.abi import AbiFunction
+    from secant.abi import AbiFunction
     from secant.chain.chain import TestChain
 
 

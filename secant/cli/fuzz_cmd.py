@@ -6,11 +6,13 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from secant.engine.events import FuzzListener
 from secant.errors import SecantError, cli_errors
 
 if TYPE_CHECKING:
@@ -95,8 +97,8 @@ def fuzz_command(
     from secant.compile.solc import SolcManager
     from secant.compile.solidity import CompileOptions
     from secant.engine.fuzzer import FuzzConfig
+    from secant.engine.harvey.sequences import SEQUENCE_MODES
     from secant.engine.schedulers import SCHEDULES
-    from secant.engine.sequences import SEQUENCE_MODES
     from secant.evm.forks import get_fork
 
     chosen = schedule or ("aflgo" if target else "aflfast")
@@ -168,22 +170,27 @@ def _run(campaign: Campaign, quiet: bool) -> dict[str, Any]:
 
     view = ProgressView(campaign)
     with Live(view.render(), refresh_per_second=4, transient=False) as live:
-        last = 0.0
-
-        def refresh() -> None:
-            nonlocal last
-            now = time.perf_counter()
-            if now - last >= 0.25:
-                last = now
-                live.update(view.render())
-
-        campaign.fuzzer.on_progress = refresh
+        campaign.listen(_Refresh(lambda: live.update(view.render())))
         try:
             summary = campaign.run()
         except KeyboardInterrupt:
             summary = campaign.finish()
         live.update(view.render())
     return summary
+
+
+class _Refresh(FuzzListener):
+    """Redraws the live display at most four times a second."""
+
+    def __init__(self, redraw: Callable[[], None]) -> None:
+        self.redraw = redraw
+        self.last = 0.0
+
+    def on_progress(self) -> None:
+        now = time.perf_counter()
+        if now - self.last >= 0.25:
+            self.last = now
+            self.redraw()
 
 
 def _print_summary(summary: dict[str, Any], out: Path) -> None:

@@ -1,13 +1,13 @@
-"""The ``secant`` command line."""
+"""The ``secant`` command line: every command module adds its commands through ``register``."""
 
 import typer
 
+from secant.cli import bench_cmd, compile_cmd, deploy_cmd, evm_cmd, fuzz_cmd
+
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="secant: greybox fuzzer for EVM")
-evm_app = typer.Typer(no_args_is_help=True, help="EVM tools: conformance state tests.")
-app.add_typer(evm_app, name="evm")
 
 
-@evm_app.command("version")
+@app.command("version")
 def version() -> None:
     """Print the secant version."""
     from secant import __version__
@@ -15,19 +15,5 @@ def version() -> None:
     typer.echo(__version__)
 
 
-import secant.cli.statetest_cmd  # noqa: E402, F401  (registers ``secant evm statetest``)
-from secant.cli.compile_cmd import register as _register_compile  # noqa: E402
-
-_register_compile(app)
-
-from secant.cli.deploy_cmd import register as _register_deploy  # noqa: E402
-
-_register_deploy(app)
-
-from secant.cli.bench_cmd import register as _register_bench  # noqa: E402
-
-_register_bench(app)
-
-from secant.cli.fuzz_cmd import register as _register_fuzz  # noqa: E402
-
-_register_fuzz(app)
+for _module in (fuzz_cmd, compile_cmd, deploy_cmd, evm_cmd, bench_cmd):
+    _module.register(app)

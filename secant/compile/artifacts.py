@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from secant.chain.abi import Abi
+from secant.abi import Abi
 from secant.compile.errors import CompilationFailed, NoDeployableContract, UnknownContract
 from secant.compile.srcmap import PcMapper, SourceFile, SourceLocation, SourceMapEntry, code_bytes
 

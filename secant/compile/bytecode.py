@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from secant.chain.abi import Abi
+from secant.abi import Abi
 from secant.compile.artifacts import Bytecode, Compilation, CompiledContract
 from secant.compile.errors import InputError
 from secant.compile.srcmap import code_bytes

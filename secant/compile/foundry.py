@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from secant.chain.abi import Abi
+from secant.abi import Abi
 from secant.compile.artifacts import Bytecode, Compilation, CompiledContract, _contract_info
 from secant.compile.errors import CompilationFailed, InputError
 from secant.compile.sources import read_foundry_config

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from secant.chain.abi import Abi
+from secant.abi import Abi
 from secant.compile.artifacts import Bytecode, Compilation, CompiledContract, from_standard_json
 from secant.compile.errors import InputError
 

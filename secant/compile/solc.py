@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from secant.compile.cache import cache_root, write_atomic
+from secant.compile.cache import cache_root
 from secant.compile.errors import (
     CompilationFailed,
     CompilerUnavailable,
@@ -26,6 +26,7 @@ from secant.compile.errors import (
     ToolMissing,
 )
 from secant.compile.semver import Version, VersionRange, format_version, parse_version
+from secant.files import write_atomic
 
 DRIVER = Path(__file__).with_name("solc_driver.js")
 """The node script that serves standard-JSON requests for one solc-js version."""

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from secant.chain.abi import Abi
+from secant.abi import Abi
 from secant.compile.artifacts import Bytecode, Compilation, CompiledContract
 from secant.compile.errors import CompilationFailed, InputError, PragmaUnsatisfiable, ToolMissing
 from secant.compile.semver import VersionRange, parse_version

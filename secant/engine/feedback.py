@@ -13,13 +13,13 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from secant.evm.costs import flip_cost
-from secant.targets.contract import ExecResult
+from secant.types import RunResult
 
 CostKey = Hashable
 """A cost metric's key (see the module docstring)."""
 
 
-def cost_vector(result: ExecResult, sstore_target: int | None) -> dict[CostKey, int]:
+def cost_vector(result: RunResult, sstore_target: int | None) -> dict[CostKey, int]:
     """The cost of every branch side not taken and of every SSTORE of a run."""
     costs: dict[CostKey, int] = {}
     marks = result.branch_marks
@@ -35,8 +35,8 @@ def cost_vector(result: ExecResult, sstore_target: int | None) -> dict[CostKey, 
             costs[(tx, code_hash, pc, occurrence, not taken)] = flip_cost(relation, lhs, rhs,
                                                                          taken)
     if sstore_target is not None:
-        marks = result.sstore_marks
-        sstores = result.sstores
+        marks = result.write_marks
+        sstores = result.writes
         for tx, start in enumerate(marks):
             end = marks[tx + 1] if tx + 1 < len(marks) else len(sstores)
             counted: dict[tuple[bytes, int], int] = {}
@@ -65,7 +65,7 @@ class Coverage:
     paths: set[int] = field(default_factory=set)
     jumpis: set[tuple[bytes, int]] = field(default_factory=set)
 
-    def merge(self, result: ExecResult) -> tuple[bool, int, int]:
+    def merge(self, result: RunResult) -> tuple[bool, int, int]:
         """Add a run; return (new path?, new blocks, new edges)."""
         new_path = result.path_id not in self.paths
         if new_path:

@@ -23,8 +23,10 @@ class SeedStats:
     path_id: Hashable
     # AFLGo: the seed's average distance to the target (smaller is closer); None = unknown.
     distance: float | None = None
-    # AFL-style scoring inputs.
-    exec_us: float = 1.0
+    # AFL-style scoring inputs. The execution cost is in the target's units (gas for a
+    # contract): AFL scores by execution time, and a deterministic stand-in keeps the
+    # campaign a function of its seed.
+    exec_cost: float = 1.0
     coverage: int = 1
     depth: int = 0
 
@@ -68,7 +70,7 @@ class PowerSchedule:
 class AflSchedule(PowerSchedule):
     """AFL-style score: faster, larger-coverage and deeper seeds get more (AFL's perf score).
 
-    Relative to the corpus means: execution time 0.25x-3x (fast is favoured), coverage
+    Relative to the corpus means: execution cost 0.25x-3x (cheap is favoured), coverage
     0.25x-3x (large is favoured), and a depth bonus of up to 5x, as in AFL's
     ``calculate_score``.
     """
@@ -79,12 +81,12 @@ class AflSchedule(PowerSchedule):
         """AFL's performance score per seed."""
         if not seeds:
             return []
-        mean_us = sum(s.exec_us for s in seeds) / len(seeds)
+        mean_cost = sum(s.exec_cost for s in seeds) / len(seeds)
         mean_cov = sum(s.coverage for s in seeds) / len(seeds)
         out = []
         for s in seeds:
             score = 100.0
-            ratio = s.exec_us / mean_us if mean_us else 1.0
+            ratio = s.exec_cost / mean_cost if mean_cost else 1.0
             score *= 3.0 if ratio < 0.25 else 2.0 if ratio < 0.5 else 1.5 if ratio < 0.75 \
                 else 0.25 if ratio > 4 else 0.5 if ratio > 2 else 0.75 if ratio > 1.33 else 1.0
             cov = s.coverage / mean_cov if mean_cov else 1.0

@@ -1,7 +1,7 @@
 """ABI types as the mutators see them, and paths into argument values.
 
 :func:`vtype` turns an ``AbiParam`` into a :class:`VType` tree once; the mutators then
-work on values in the fuzzer's representation (see ``secant.engine.abicodec``): ints for
+work on values in the fuzzer's representation (see ``secant.targets.calldata``): ints for
 integers and addresses (signed ints for ``intN``), bools, bytes, str, and tuples for arrays
 and structs.
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from secant.chain.abi import AbiParam
+from secant.abi import AbiParam
 from secant.engine.predict import Domain
 
 _ARRAY_RE = re.compile(r"^(.*)\[(\d*)\]$")

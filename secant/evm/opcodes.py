@@ -109,12 +109,31 @@ _TABLE: list[OpInfo] = [
 OPS: dict[int, OpInfo] = {info.code: info for info in _TABLE}
 BY_NAME: dict[str, int] = {info.name: info.code for info in _TABLE}
 
+# Named opcodes that code outside the interpreter refers to (the table above is the source).
+STOP = 0x00
+KECCAK256 = 0x20
+ORIGIN, CALLER, CALLVALUE = 0x32, 0x33, 0x34
+CALLDATALOAD, CALLDATASIZE, CALLDATACOPY, CODECOPY = 0x35, 0x36, 0x37, 0x39
+BLOCKHASH, COINBASE, TIMESTAMP, NUMBER, PREVRANDAO, GASLIMIT = (
+    0x40, 0x41, 0x42, 0x43, 0x44, 0x45)
+POP, SLOAD, SSTORE = 0x50, 0x54, 0x55
+JUMP, JUMPI, GAS, JUMPDEST = 0x56, 0x57, 0x5A, 0x5B
+PUSH0, PUSH1, PUSH32 = 0x5F, 0x60, 0x7F
+DUP1, DUP16, SWAP1, SWAP16 = 0x80, 0x8F, 0x90, 0x9F
+CREATE, CALL, CALLCODE, RETURN, DELEGATECALL, CREATE2, STATICCALL = (
+    0xF0, 0xF1, 0xF2, 0xF3, 0xF4, 0xF5, 0xFA)
+REVERT, INVALID, SELFDESTRUCT = 0xFD, 0xFE, 0xFF
+
 # Opcodes after which control does not fall through to the next instruction.
-HALTS = frozenset({0x00, 0xF3, 0xFD, 0xFE, 0xFF})
-JUMP, JUMPI, JUMPDEST = 0x56, 0x57, 0x5B
+HALTS = frozenset({STOP, RETURN, REVERT, INVALID, SELFDESTRUCT})
 # Opcodes that read the remaining gas: a basic block ends at them so that block-level gas
 # charging stays exact (see analysis.py).
-READS_GAS = frozenset({0x5A, 0x55, 0xF0, 0xF1, 0xF2, 0xF4, 0xF5, 0xFA})
+READS_GAS = frozenset({GAS, SSTORE, CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL})
+
+
+def immediate_size(op: int) -> int:
+    """How many immediate bytes follow ``op`` in code (the width of a PUSH, else 0)."""
+    return op - PUSH0 if PUSH1 <= op <= PUSH32 else 0
 
 
 def name_of(op: int) -> str:

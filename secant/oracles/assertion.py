@@ -14,27 +14,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from secant.abi import PANIC_CODES
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
+from secant.engine.oracle import Oracle, PostState
 from secant.evm.analysis import analyze
 from secant.evm.crypto import keccak256
-from secant.evm.forks import Fork
 from secant.evm.opcodes import JUMP, JUMPI
-from secant.targets.contract import ExecResult
+from secant.targets.contract import ContractRun
 from secant.targets.trace import PanicEvent
+from secant.types import Finding, RunResult
 
-PANIC_NAMES = {
-    0x00: "generic compiler panic",
-    0x01: "assertion failed",
-    0x11: "arithmetic overflow or underflow",
-    0x12: "division or modulo by zero",
-    0x21: "invalid enum conversion",
-    0x22: "invalid storage byte array encoding",
-    0x31: "pop() on an empty array",
-    0x32: "array index out of bounds",
-    0x41: "too much memory allocated",
-    0x51: "call to a zero-initialised internal function",
-}
 _PANIC_SWC = {0x01: "SWC-110", 0x11: "SWC-101"}
 
 
@@ -51,7 +41,7 @@ class PanicSite:
     @property
     def key(self) -> tuple[object, ...]:
         """The deduplication key of the finding."""
-        return ("panic", self.contract.address, self.pc, self.panic_code)
+        return ("assertion", self.contract.address, self.pc, self.panic_code)
 
     @property
     def kind(self) -> str:
@@ -70,15 +60,21 @@ class PanicSite:
         """A one-line description."""
         if self.panic_code is None:
             return "INVALID opcode reached (assert in solc < 0.8)"
-        name = PANIC_NAMES.get(self.panic_code, "unknown panic code")
+        name = PANIC_CODES.get(self.panic_code, "unknown panic code")
         return f"Panic(0x{self.panic_code:02x}): {name}"
 
 
-class AssertionOracle:
-    """Turns the panics of a run in the chain's own (non-attacker) contracts into sites."""
+class AssertionOracle(Oracle):
+    """Reports the panics of a run in the chain's own (non-attacker) contracts."""
 
-    def __init__(self, chain: TestChain, fork: Fork) -> None:
-        self.fork = fork
+    name = "assertion"
+    swc = "SWC-110"
+    description = ("a failing assert (INVALID before solc 0.8, Panic(0x01) after) or another "
+                   "Solidity panic")
+    needs = frozenset({"panics"})
+
+    def __init__(self, chain: TestChain) -> None:
+        self.fork = chain.fork
         self._contracts: dict[bytes, DeployedContract] = {}
         for contract in chain.contracts:
             if contract.role == "attacker":
@@ -88,8 +84,21 @@ class AssertionOracle:
                 self._contracts.setdefault(keccak256(code), contract)
         self._block_ends: dict[bytes, dict[int, tuple[int, int]]] = {}
 
-    def check(self, result: ExecResult) -> list[PanicSite]:
+    def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
+        """A finding per panicking frame in the chain's own code."""
+        findings = []
+        for site in self.sites(result):
+            function = site.function or (result.case[-1].function.split("(", 1)[0]
+                                         if result.case else "")
+            findings.append(Finding(kind=site.kind, swc=site.swc, contract=site.contract.name,
+                                    function=function, pc=site.pc, source=site.source,
+                                    detail=site.detail, key=site.key, oracle=self.name))
+        return findings
+
+    def sites(self, result: RunResult) -> list[PanicSite]:
         """The failing checks of a run (one per panicking frame in target code)."""
+        if not isinstance(result, ContractRun):
+            return []
         sites = []
         for event in result.panics:
             contract = self._contracts.get(event.code_hash)

@@ -20,16 +20,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from secant.chain.abi import AbiFunction
+from secant.abi import AbiFunction
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
-from secant.engine.abicodec import encoder_for
 from secant.evm.transaction import InvalidTransaction
+from secant.targets.calldata import encoder_for
 from secant.targets.prefix_cache import PrefixCache
-from secant.targets.trace import BranchEvent, PanicEvent, TraceRecorder
-from secant.types import TxOutcome, TxSeq
+from secant.targets.trace import (
+    CallEvent,
+    LogEvent,
+    PanicEvent,
+    SelfdestructEvent,
+    TraceRecorder,
+    make_recorder,
+)
+from secant.types import BranchEvent, RunResult, TxOutcome, TxSeq
 
-__all__ = ["ContractTarget", "ExecResult", "bucket", "path_hash"]
+__all__ = ["ContractRun", "ContractTarget", "bucket", "path_hash"]
 
 
 def bucket(count: int) -> int:
@@ -58,48 +65,47 @@ def path_hash(branches: Sequence[BranchEvent], outcome: int) -> int:
 
 
 @dataclass
-class ExecResult:
-    """Everything one run of a test case produced (see ``TraceRecorder``)."""
+class ContractRun(RunResult):
+    """A run of a test case on the chain: the engine's fields plus the EVM's facts.
 
-    case: TxSeq
-    outcomes: list[TxOutcome]
-    path_id: int
-    blocks: set[tuple[bytes, int]]
-    edges: set[tuple[bytes, int, bool]]
-    branches: list[BranchEvent]
-    branch_marks: list[int]
-    sstores: list[tuple[bytes, int, int]]
-    sstore_marks: list[int]
-    sloads: list[tuple[int, int, int, int]]
-    panics: list[PanicEvent]
-    exec_us: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
-    # Hash of the storage the case wrote, as it stands after the run (sequence pools keep
-    # only inputs that leave a state not seen before).
-    state_hash: int = 0
+    ``writes`` are SSTOREs ``(code hash, pc, slot)``; ``reads`` are the SLOADs
+    ``(tx, address, slot, value)`` of the last transaction's called contract. The other
+    containers hold what the recordings asked for (``secant.targets.trace``) and stay
+    empty otherwise: ``panics``, ``calls``, ``logs``, ``created``, ``selfdestructs``,
+    ``balance_changes`` (address -> wei after the case minus before it), ``transitions``.
+    """
 
-    def tx_branches(self, index: int) -> list[BranchEvent]:
-        """The branches of transaction ``index``."""
-        marks = self.branch_marks
-        end = marks[index + 1] if index + 1 < len(marks) else len(self.branches)
-        return self.branches[marks[index]:end]
-
-    @property
-    def last_outcome(self) -> TxOutcome:
-        """How the last transaction ended."""
-        return self.outcomes[-1]
+    panics: list[PanicEvent] = field(default_factory=list)
+    calls: list[CallEvent] = field(default_factory=list)
+    logs: list[LogEvent] = field(default_factory=list)
+    created: list[int] = field(default_factory=list)
+    selfdestructs: list[SelfdestructEvent] = field(default_factory=list)
+    balance_changes: dict[int, int] = field(default_factory=dict)
+    transitions: set[tuple[bytes, int, int]] = field(default_factory=set)
 
 
 class ContractTarget:
-    """Runs test cases on a deployed chain; knows the callable functions by signature."""
+    """Runs test cases on a deployed chain; knows the callable functions by signature.
 
-    def __init__(self, chain: TestChain, recorder: TraceRecorder | None = None,
+    ``recordings`` names what the recorder keeps beyond what the engine reads (see
+    ``secant.targets.trace.RECORDINGS``); a campaign passes those its oracles need.
+    """
+
+    def __init__(self, chain: TestChain, recordings: frozenset[str] = frozenset({"panics"}),
                  path_scope: str = "last", prefix_cache: PrefixCache | None = None) -> None:
         if chain.main is None:
             raise ValueError("the chain has no main contract")
         self.chain = chain
         self.main: DeployedContract = chain.main
-        self.recorder = recorder or TraceRecorder()
+        self.recordings = frozenset(recordings)
+        self.recorder: TraceRecorder = make_recorder(self.recordings)
+        # The accounts whose balance changes the balances recording reports, with their
+        # balances after deployment.
+        self._balances_before: dict[int, int] = {}
+        if "balances" in self.recordings:
+            chain.reset()
+            accounts = [s.address for s in chain.senders] + [c.address for c in chain.contracts]
+            self._balances_before = {a: chain.state.balance(a) for a in accounts}
         # Entries hold diffs against this chain's base and this recorder's containers, so a
         # cache must not be shared between targets (see ``secant.targets.prefix_cache``).
         self.prefix_cache = prefix_cache
@@ -126,7 +132,7 @@ class ContractTarget:
         encoder = self._encoders.get((self.main.address if to is None else to, signature))
         return encoder(args) if encoder is not None else b""
 
-    def run(self, case: TxSeq, overrides_last: bool = True) -> ExecResult:
+    def run(self, case: TxSeq, overrides_last: bool = True) -> ContractRun:
         """Run ``case`` from the post-deployment state and return what it did.
 
         A transaction the chain rejects (for instance a value above the sender's balance)
@@ -172,12 +178,19 @@ class ContractTarget:
                 start = len(case) - 1
         self._run_txs(case, start, len(case), overrides_last, outcomes)
         path = self._path_id(outcomes)
-        result = ExecResult(case, outcomes, path, recorder.blocks, recorder.edges,
-                            recorder.branches, recorder.branch_marks, recorder.sstores,
-                            recorder.sstore_marks, recorder.sloads, recorder.panics)
+        result = ContractRun(case, outcomes, path, recorder.blocks, recorder.edges,
+                             recorder.branches, recorder.branch_marks, recorder.sstores,
+                             recorder.sstore_marks, recorder.sloads, panics=recorder.panics,
+                             calls=recorder.calls, logs=recorder.logs,
+                             created=recorder.created, selfdestructs=recorder.selfdestructs)
         transitions = getattr(recorder, "transitions", None)
         if transitions is not None:
-            result.extra["transitions"] = transitions
+            result.transitions = transitions
+        if self._balances_before:
+            balance = chain.state.balance
+            result.balance_changes = {
+                address: now - before for address, before in self._balances_before.items()
+                if (now := balance(address)) != before}
         if recorder.written:
             # Slots written back to their old value leave the state as it was: only the
             # changed ones count (no change at all hashes as the post-deployment state, 0).
@@ -187,6 +200,17 @@ class ContractTarget:
                              if (now := storage_at(address, slot)) != before)
             result.state_hash = hash(tuple(changed)) if changed else 0
         return result
+
+    def call(self, to: int, data: bytes, sender: int | None = None) -> TxOutcome:
+        """A read-only call on the state the last run left (nothing it does persists).
+
+        Oracles use it to ask the post-state questions (a property's value, a balance
+        getter); the next ``run`` starts from the post-deployment state as always.
+        """
+        outcome = self.chain.static_call(self.chain.deployer.address if sender is None
+                                         else sender, to, data)
+        return TxOutcome(outcome.success, outcome.reverted, outcome.output,
+                         outcome.gas_used, outcome.error)
 
     def _path_id(self, outcomes: list[TxOutcome]) -> int:
         """The path id of the last transaction (or of all of them, with path_scope all)."""

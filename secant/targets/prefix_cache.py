@@ -13,7 +13,7 @@ whole sequence from the post-deployment snapshot. :class:`PrefixCache` keeps, pe
 * the prefix's transaction outcomes.
 
 With that, :class:`~secant.targets.contract.ContractTarget` runs only the last transaction
-on a hit and returns the same ``ExecResult`` a full replay would. An entry is only valid
+on a hit and returns the same ``ContractRun`` a full replay would. An entry is only valid
 for the chain (and base snapshot) and recorder type it was taken with: use one cache per
 target and ``clear`` it if the chain is sealed again.
 

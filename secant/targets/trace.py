@@ -1,10 +1,10 @@
 """The fuzzer's one inspector: everything the engine and the oracles read from a run.
 
-One flat inspector (rather than a ``MultiInspector`` of observers) because its hooks run
-for every basic block and every JUMPI of every execution: each hook is a couple of
-appends into containers that the executor hands over to the ``ExecResult`` untouched.
+One flat inspector (rather than a fan-out of observers) because its hooks run for every
+basic block and every JUMPI of every execution: each hook is a couple of appends into
+containers that the executor hands over to the ``ContractRun`` untouched.
 
-What it records for a whole test case:
+What it always records for a whole test case (the engine reads it):
 
 * ``blocks``/``edges``: instruction coverage (basic-block starts) and branch edges per code;
 * ``branches``: every JUMPI in order as ``(code_hash, pc, taken, relation, lhs, rhs)`` with
@@ -14,8 +14,19 @@ What it records for a whole test case:
   called contract of the last transaction: Harvey's aggressive mode fuzzes them), and
   ``written``: every ``(address, slot)`` written, with its value before the case (the
   state hash of the sequence pools);
+
+What it records on demand, by *recording* name (``RECORDINGS``; a campaign turns on those
+its oracles need, so nothing is paid for a recording nobody reads):
+
 * ``panics``: Solidity panics and INVALID halts with the block trail of their frame, so the
-  assertion oracle can find the check in user code that jumped into the panic routine.
+  assertion oracle can find the check in user code that jumped into the panic routine;
+* ``calls``: every message (call or creation) below the transaction's own, with its kind,
+  sender, target, value, depth and how it ended (``CallEvent``);
+* ``logs``: every event emitted (``LogEvent``);
+* ``accounts``: contracts created and accounts that ran SELFDESTRUCT (``SelfdestructEvent``);
+* ``balances``: the ether balance of every known account after the case minus before it
+  (the target computes it from the state at the end of a run);
+* ``transitions``: block-to-block transitions (``TransitionRecorder``, for CFG completion).
 
 ``checkpoint``/``restore`` save what a recorder holds after some transactions and bring it
 back later, so the prefix cache can skip re-running a test case's first transactions.
@@ -23,17 +34,29 @@ back later, so the prefix cache can skip re-running a test case's first transact
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from secant.chain.abi import PANIC_SELECTOR
+from secant.abi import PANIC_SELECTOR
 from secant.evm.inspector import Inspector
+from secant.evm.opcodes import CREATE, CREATE2, HALTS, INVALID, JUMP, JUMPI, immediate_size
+from secant.types import BranchEvent
 
 if TYPE_CHECKING:
     from secant.evm.frame import Frame
 
-BranchEvent = tuple[bytes, int, bool, str, int, int]
-"""(code hash, pc, taken, relation, lhs, rhs) of one executed JUMPI."""
+RECORDINGS = {
+    "panics": "Solidity panics and INVALID halts, with the block trail of their frame",
+    "calls": "every call and creation below the transaction, with value, depth and outcome",
+    "logs": "every event emitted",
+    "accounts": "contracts created and accounts that self-destructed",
+    "balances": "each known account's ether balance after the case minus before it",
+    "transitions": "block-to-block transitions (directed fuzzing completes its CFG)",
+}
+"""The recordings a campaign can turn on, by name, with what each holds."""
+
+_BLOCK_ENDS = HALTS | {JUMP, JUMPI}
 
 _TRAIL_KEEP = 256  # blocks of a panicking frame kept for the oracle (the site is recent)
 
@@ -53,6 +76,48 @@ class PanicEvent:
     panic_code: int | None
     trail: tuple[int, ...]
     output: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class CallEvent:
+    """One message below a transaction's own: a call, a creation, or a precompile call.
+
+    ``kind`` is the opcode (CALL, CALLCODE, DELEGATECALL, STATICCALL, CREATE, CREATE2);
+    ``target`` the account whose context runs (the created address for a creation);
+    ``code_address`` the account whose code runs (they differ for DELEGATECALL/CALLCODE).
+    """
+
+    tx: int
+    depth: int
+    kind: int
+    sender: int
+    target: int
+    code_address: int
+    value: int
+    data: bytes
+    success: bool
+    reverted: bool
+    output: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class LogEvent:
+    """One event emitted: the emitting account, its topics and data."""
+
+    tx: int
+    address: int
+    topics: tuple[int, ...]
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SelfdestructEvent:
+    """An account ran SELFDESTRUCT, sending ``balance`` to ``beneficiary``."""
+
+    tx: int
+    address: int
+    beneficiary: int
+    balance: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,9 +153,19 @@ class RecorderCheckpoint:
 
 
 class TraceRecorder(Inspector):
-    """Coverage, branch operands, storage accesses and panics of one test case."""
+    """Coverage, comparisons and storage accesses of a test case, and the recordings asked."""
 
-    def __init__(self) -> None:
+    def __init__(self, recordings: Iterable[str] = ("panics",)) -> None:
+        wanted = frozenset(recordings)
+        unknown = wanted - RECORDINGS.keys()
+        if unknown:
+            raise ValueError(f"unknown recording(s) {', '.join(sorted(unknown))}; "
+                             f"choose from {', '.join(RECORDINGS)}")
+        self.recordings = wanted
+        self._record_panics = "panics" in wanted
+        self._record_calls = "calls" in wanted
+        self._record_logs = "logs" in wanted
+        self._record_accounts = "accounts" in wanted
         self.overrides: dict[int, int] = {}
         self.override_address: int | None = None
         self.reset()
@@ -107,8 +182,14 @@ class TraceRecorder(Inspector):
         # (address, slot) -> the value before the case first wrote it.
         self.written: dict[tuple[int, int], int] = {}
         self.panics: list[PanicEvent] = []
+        self.calls: list[CallEvent] = []
+        self.logs: list[LogEvent] = []
+        self.created: list[int] = []
+        self.selfdestructs: list[SelfdestructEvent] = []
         self.tx = 0
         self._trails: list[list[int]] = [[] for _ in range(8)]
+        # Messages started and not yet ended, for the calls recording.
+        self._open: list[tuple[int, int, int, int, int, bytes]] = []
 
     def checkpoint(self) -> RecorderCheckpoint:
         """Copy what the recorder holds now (between transactions) for ``restore``.
@@ -123,7 +204,7 @@ class TraceRecorder(Inspector):
         sets: list[tuple[str, frozenset[Any]]] = []
         dicts: list[tuple[str, tuple[tuple[Any, Any], ...]]] = []
         for name, value in vars(self).items():
-            if name.startswith("_") or name == "overrides":
+            if name.startswith("_") or name in ("overrides", "recordings"):
                 continue
             if isinstance(value, list):
                 lists.append((name, tuple(value)))
@@ -162,11 +243,13 @@ class TraceRecorder(Inspector):
         self, kind: int, sender: int, target: int, code_address: int, value: int, gas: int,
         data: bytes, depth: int, is_static: bool,
     ) -> None:
-        """Give the new frame an empty block trail."""
+        """Give the new frame an empty block trail; open its call record."""
         trails = self._trails
         while len(trails) <= depth:
             trails.append([])
         trails[depth] = []
+        if self._record_calls and depth:
+            self._open.append((kind, sender, target, code_address, value, data))
 
     def on_block(self, frame: Frame, pc: int) -> None:
         """Record the block for coverage and for the frame's trail."""
@@ -199,8 +282,14 @@ class TraceRecorder(Inspector):
         self, kind: int, target: int, depth: int, success: bool, reverted: bool, output: bytes,
         gas_left: int, error: str | None, frame: Frame | None,
     ) -> None:
-        """Keep panics (not those bubbling up unchanged from a deeper frame)."""
-        if frame is None or success:
+        """Close the call record; keep panics (not those re-raised by a caller)."""
+        if depth and self._open:
+            kind, sender, to, code_address, value, data = self._open.pop()
+            self.calls.append(CallEvent(self.tx, depth, kind, sender, target, code_address,
+                                        value, data, success, reverted, output))
+        if (self._record_accounts and success and kind in (CREATE, CREATE2)):
+            self.created.append(target)
+        if frame is None or success or not self._record_panics:
             return
         panic_code: int | None
         if reverted and len(output) == 36 and output[:4] == PANIC_SELECTOR:
@@ -218,8 +307,19 @@ class TraceRecorder(Inspector):
         panics.append(PanicEvent(self.tx, frame.address, frame.code_hash, frame.code, depth,
                                  panic_code, tuple(trail[-_TRAIL_KEEP:]), output))
 
+    def on_log(self, frame: Frame, pc: int, topics: tuple[int, ...], data: bytes) -> None:
+        """Record the event (with the logs recording)."""
+        if self._record_logs:
+            self.logs.append(LogEvent(self.tx, frame.address, topics, data))
+
+    def on_selfdestruct(self, frame: Frame, beneficiary: int, balance: int) -> None:
+        """Record the self-destruct (with the accounts recording)."""
+        if self._record_accounts:
+            self.selfdestructs.append(SelfdestructEvent(self.tx, frame.address, beneficiary,
+                                                        balance))
+
     def _ends_at_invalid(self, frame: Frame, depth: int) -> bool:
-        """Whether the frame's last block ends with the INVALID instruction (0xfe)."""
+        """Whether the frame's last block ends with the INVALID instruction."""
         trail = self._trails[depth]
         if not trail:
             return False
@@ -230,10 +330,10 @@ class TraceRecorder(Inspector):
         while pc < len(code):
             op = code[pc]
             last = pc
-            if op == 0xFE or op in (0x00, 0x56, 0x57, 0xF3, 0xFD, 0xFF):
+            if op in _BLOCK_ENDS:
                 break
-            pc += 1 + (op - 0x5F if 0x60 <= op <= 0x7F else 0)
-        return last < len(code) and code[last] == 0xFE
+            pc += 1 + immediate_size(op)
+        return last < len(code) and code[last] == INVALID
 
 
 class TransitionRecorder(TraceRecorder):
@@ -256,3 +356,11 @@ class TransitionRecorder(TraceRecorder):
         if trail:
             self.transitions.add((code_hash, trail[-1], pc))
         trail.append(pc)
+
+
+def make_recorder(recordings: Iterable[str]) -> TraceRecorder:
+    """The recorder that records ``recordings`` (a ``TransitionRecorder`` for transitions)."""
+    wanted = frozenset(recordings)
+    if "transitions" in wanted:
+        return TransitionRecorder(wanted)
+    return TraceRecorder(wanted)

@@ -27,8 +27,8 @@ def test_fuzz_writes_summary_and_findings(tmp_path: Path) -> None:
     assert summary["execs"] == 500
     assert set(summary["prediction"]) >= {"attempts", "success", "fail"}
     [finding] = summary["findings"]
-    assert set(finding) == {"kind", "swc", "contract", "function", "pc", "source", "sequence",
-                            "execs_to_find", "time_to_find_s", "detail"}
+    assert set(finding) == {"oracle", "kind", "swc", "contract", "function", "pc", "source",
+                            "sequence", "execs_to_find", "time_to_find_s", "detail"}
     assert finding["swc"] == "SWC-110" and finding["contract"] == "DerivedConstant"
     assert len(list((out / "findings").glob("*.json"))) == 1
     assert list((out / "corpus").glob("*.json"))

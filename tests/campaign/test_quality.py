@@ -16,8 +16,9 @@ from secant.campaign.campaign import Campaign, CampaignConfig
 from secant.campaign.directed import resolve_target
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
+from secant.engine.events import OnRun
 from secant.engine.fuzzer import FuzzConfig
-from secant.targets.contract import ExecResult
+from secant.types import RunResult
 from tests.compile.conftest import needs_node
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "contracts"
@@ -41,12 +42,12 @@ def test_baz_all_five_paths_and_the_assertion() -> None:
     run = campaign("Baz.sol", "Baz", seed=0, max_execs=3000)
     returns: set[int] = set()
 
-    def observe(result: ExecResult) -> None:
+    def observe(result: RunResult) -> None:
         last = result.last_outcome
         if last.success and len(last.output) == 32:
             returns.add(int.from_bytes(last.output, "big"))
 
-    run.fuzzer.observers.append(observe)
+    run.listen(OnRun(observe))
     summary = run.run()
     assert returns == {1, 3, 4, 5}
     [finding] = summary["findings"]

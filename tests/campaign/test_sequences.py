@@ -16,8 +16,10 @@ import pytest
 from secant.campaign.campaign import Campaign, CampaignConfig
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
+from secant.engine.events import OnRun
 from secant.engine.fuzzer import FuzzConfig
-from secant.targets.contract import ExecResult
+from secant.engine.harvey.policy import HarveyPolicy
+from secant.types import RunResult
 from tests.compile.conftest import needs_node
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "contracts"
@@ -85,14 +87,14 @@ def test_stateful_maze_assertions_at_depths_3_6_and_10() -> None:
 def test_crowdsale_reaches_withdraw_and_refund() -> None:
     """ILF Fig. 2: invest up to the goal then setPhase(1); or time travel, setPhase(2)."""
     run = campaign("Crowdsale.sol", "Crowdsale", seed=0, max_execs=20000)
-    reached: dict[str, ExecResult] = {}
+    reached: dict[str, RunResult] = {}
 
-    def observe(result: ExecResult) -> None:
+    def observe(result: RunResult) -> None:
         last = result.case[-1]
         if result.last_outcome.success and last.function in ("withdraw()", "refund()"):
             reached.setdefault(last.function, result)
 
-    run.fuzzer.observers.append(observe)
+    run.listen(OnRun(observe))
     summary = run.run()
     assert set(reached) == {"withdraw()", "refund()"}
     refund = reached["refund()"].case
@@ -171,14 +173,14 @@ def test_demand_driven_beats_eager(file: str, contract: str, line: int, budget: 
         run = campaign(file, contract, seed=seed, max_execs=budget, sequences=sequences)
         hit: list[int] = []
 
-        def observe(result: ExecResult) -> None:
+        def observe(result: RunResult) -> None:
             if not hit and result.panics and any(
                     site.source and site.source.endswith(f":{line}")
-                    for site in run.oracle.check(result)):
+                    for site in run.oracles[0].check(result, None)):
                 hit.append(run.fuzzer.stats.execs)
                 run.fuzzer.stop()
 
-        run.fuzzer.observers.append(observe)
+        run.listen(OnRun(observe))
         run.run()
         return hit[0] if hit else budget
 
@@ -201,14 +203,14 @@ def test_same_seed_same_sequence_campaign() -> None:
 def test_opposite_game_pays_out_after_start_quiz_game() -> None:
     """sFuzz Fig. 1: Try(answer) with exactly 0.1 ether after start_quiz_game(q, answer)."""
     run = campaign("SFuzzExamples.sol", "OppositeGame", seed=0, max_execs=3000)
-    paid: list[ExecResult] = []
+    paid: list[RunResult] = []
 
-    def observe(result: ExecResult) -> None:
+    def observe(result: RunResult) -> None:
         # The `msg.value == 0.1 ether` comparison ran and held: the payout branch.
         if not paid and any(lhs == rhs == 10 ** 17 for *_, lhs, rhs in result.branches):
             paid.append(result)
 
-    run.fuzzer.observers.append(observe)
+    run.listen(OnRun(observe))
     run.run()
     [result] = paid
     start = next(tx for tx in result.case if tx.function.startswith("start_quiz_game"))
@@ -232,4 +234,6 @@ def test_progress_view_shows_the_sequence_counters() -> None:
                 "adaptive seeds", "prediction", "last new path"):
         assert row in text, row
     stats = run.fuzzer.stats
-    assert f"{stats.probes:,} ({stats.probe_hits} new paths" in text
+    policy = run.fuzzer.policy
+    assert isinstance(policy, HarveyPolicy)
+    assert f"{stats.probes:,} ({policy.harvey.probe_hits} new paths" in text

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from secant.chain.abi import AbiParam, decode, encode
+from secant.abi import AbiParam, decode, encode
 from secant.chain.accounts import default_senders, derived_address, find_sender
 from secant.chain.arguments import (
     encode_arguments,

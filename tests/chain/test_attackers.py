@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from secant.abi import Abi, decode
 from secant.chain import AttackerKind, ChainConfig, TestChain
-from secant.chain.abi import Abi, decode
 from secant.chain.asm import Label, Ref, assemble, deployer
 from secant.chain.attackers import (
     ATTACK_SELECTOR,

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from secant.chain.abi import RevertReason
+from secant.abi import RevertReason
 from secant.chain.errors import ConstructorReverted
 from secant.errors import EXIT_USER_ERROR
 

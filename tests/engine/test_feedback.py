@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from secant.engine.feedback import Coverage, cost_vector, uncovered_metrics
-from secant.targets.contract import ExecResult, bucket, path_hash
-from secant.types import TxOutcome
+from secant.targets.contract import bucket, path_hash
+from secant.types import RunResult, TxOutcome
 
 H = b"\x11" * 32
 OK = TxOutcome(True, False, b"", 21000)
 
 
 def result(branches: list[tuple], marks: list[int], sstores: list[tuple] = (),
-           sstore_marks: list[int] | None = None) -> ExecResult:
+           sstore_marks: list[int] | None = None) -> RunResult:
     edges = {(h, pc, taken) for h, pc, taken, *_ in branches}
-    return ExecResult((), [OK] * len(marks), path_hash(branches, 0), {(H, 0)}, edges,
+    return RunResult((), [OK] * len(marks), path_hash(branches, 0), {(H, 0)}, edges,
                       list(branches), marks, list(sstores), sstore_marks or [0] * len(marks),
-                      [], [])
+                      [])
 
 
 def test_branch_costs_are_for_the_side_not_taken_and_per_occurrence() -> None:

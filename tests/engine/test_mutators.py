@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from secant.chain.abi import AbiParam
+from secant.abi import AbiParam
 from secant.engine.dictionary import Dictionary, code_constants
 from secant.engine.mutators import FunctionSpec, Mutator, interesting_values
 from secant.engine.values import (

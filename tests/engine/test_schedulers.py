@@ -49,9 +49,9 @@ def test_aflgo_normalisation_matches_the_book() -> None:
 
 def test_afl_score_favours_fast_large_deep() -> None:
     schedule = AflSchedule()
-    seeds = [SeedStats("slow", exec_us=100, coverage=10, depth=0),
-             SeedStats("fast", exec_us=10, coverage=10, depth=0),
-             SeedStats("deep", exec_us=55, coverage=40, depth=10)]
+    seeds = [SeedStats("slow", exec_cost=100, coverage=10, depth=0),
+             SeedStats("fast", exec_cost=10, coverage=10, depth=0),
+             SeedStats("deep", exec_cost=55, coverage=40, depth=10)]
     w = schedule.weights(seeds)
     assert w[1] > w[0] and w[2] > w[0]
 

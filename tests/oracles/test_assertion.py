@@ -29,12 +29,12 @@ def checks(optimize: bool) -> list[Compilation]:
 def sites(optimize: bool, calls: list[tuple[str, tuple[int, ...]]]) -> list[tuple]:
     chain = TestChain.setup(checks(optimize), contract="Checks")
     target = ContractTarget(chain)
-    oracle = AssertionOracle(chain, chain.fork)
+    oracle = AssertionOracle(chain)
     user = chain.sender("user1").address
     found = []
     for signature, args in calls:
         result = target.run((Tx(signature, args, user),))
-        for site in oracle.check(result):
+        for site in oracle.sites(result):
             source = Path(site.source).name if site.source else None
             found.append((site.kind, source, site.panic_code, site.pc, site.key))
     return found

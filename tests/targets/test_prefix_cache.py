@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from secant.campaign.campaign import function_specs
+from secant.campaign.worker import function_specs
 from secant.chain.blockenv import BlockSettings
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
@@ -20,9 +20,14 @@ from secant.engine.dictionary import Dictionary, code_constants
 from secant.engine.mutators import FunctionSpec, Mutator
 from secant.evm.env import BlockEnv
 from secant.evm.state import StateDiff, WorldState
-from secant.targets.contract import ContractTarget, ExecResult
+from secant.targets.contract import ContractRun, ContractTarget
 from secant.targets.prefix_cache import PrefixCache, approx_entry_bytes
-from secant.targets.trace import RecorderCheckpoint, TraceRecorder, TransitionRecorder
+from secant.targets.trace import (
+    RECORDINGS,
+    RecorderCheckpoint,
+    TraceRecorder,
+    TransitionRecorder,
+)
 from secant.types import Tx, TxOutcome, TxSeq
 from tests.compile.conftest import needs_node
 
@@ -96,9 +101,9 @@ def dump(state: WorldState) -> dict[int, tuple[int, int, bytes, bytes, dict[int,
             for address, a in state.accounts.items()}
 
 
-def assert_same(cached: ExecResult, plain: ExecResult) -> None:
+def assert_same(cached: ContractRun, plain: ContractRun) -> None:
     """Field by field (exec_us aside), with the field's name when one differs."""
-    for f in fields(ExecResult):
+    for f in fields(ContractRun):
         if f.name == "exec_us":
             continue
         assert getattr(cached, f.name) == getattr(plain, f.name), f.name
@@ -111,7 +116,7 @@ def containers(recorder: TraceRecorder) -> dict[str, Any]:
 
 
 def run_both(plain: ContractTarget, cached: ContractTarget, case: TxSeq,
-             overrides_last: bool = True) -> ExecResult:
+             overrides_last: bool = True) -> ContractRun:
     want = plain.run(case, overrides_last)
     got = cached.run(case, overrides_last)
     assert_same(got, want)
@@ -368,6 +373,10 @@ def stress_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+EVERY_RECORDING = frozenset(RECORDINGS) - {"transitions"}
+"""What the equivalence tests record (transitions have a test of their own)."""
+
+
 def chain_of(path: Path, contract: str) -> TestChain:
     return TestChain.setup(compiled(path), contract=contract)
 
@@ -404,12 +413,12 @@ class Cases:
 
 
 def equivalence(chain_a: TestChain, chain_b: TestChain, seed: int, cases: int,
-                recorder: type[TraceRecorder] = TraceRecorder, max_entries: int = 256,
+                recordings: frozenset[str] = EVERY_RECORDING, max_entries: int = 256,
                 extra: Sequence[Tx] = (), admit_after: int = 1, expect: bool = False
                 ) -> PrefixCache:
-    plain = ContractTarget(chain_a, recorder())
+    plain = ContractTarget(chain_a, recordings)
     cache = PrefixCache(max_entries=max_entries, admit_after=admit_after)
-    cached = ContractTarget(chain_b, recorder(), prefix_cache=cache)
+    cached = ContractTarget(chain_b, recordings, prefix_cache=cache)
     gen = Cases(chain_a, seed, list(extra))
     pool = gen.prefixes(6)
     rng = gen.rng
@@ -488,7 +497,8 @@ def test_cached_runs_equal_full_replays_with_ether_creations_and_refunds(
 @needs_node
 def test_equivalence_with_transitions_and_a_tiny_cache(stress_source: Path) -> None:
     chain_a, chain_b = chain_of(stress_source, "Stress"), chain_of(stress_source, "Stress")
-    cache = equivalence(chain_a, chain_b, 5, 300, recorder=TransitionRecorder, max_entries=2)
+    cache = equivalence(chain_a, chain_b, 5, 300, recordings=frozenset(RECORDINGS),
+                        max_entries=2)
     assert cache.evictions > 0 and len(cache) <= 2
 
 
@@ -523,7 +533,7 @@ def test_cached_runs_are_deterministic(stress_source: Path) -> None:
         out = []
         for _ in range(150):
             result = target.run(gen.rng.choice(pool) + (gen.tx(),))
-            out.append({f.name: getattr(result, f.name) for f in fields(ExecResult)
+            out.append({f.name: getattr(result, f.name) for f in fields(ContractRun)
                         if f.name != "exec_us"})
         return out, cache.stats()
 

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from secant.chain.abi import AbiFunction, AbiParam
+from secant.abi import AbiFunction, AbiParam
 
 Encoder = Callable[[Sequence[Any]], bytes]
 _Part = Callable[[Any], bytes]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from secant.engine.cfg import ControlFlowGraph, resolve_line_target, resolve_pc_target
+from secant.campaign.cfg import ControlFlowGraph, resolve_line_target, resolve_pc_target
 from secant.errors import SecantError
 from tests.compile.conftest import needs_node
 from tests.evm.asm import asm

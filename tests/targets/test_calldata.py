@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from secant.chain.abi import AbiFunction, AbiParam
-from secant.engine.abicodec import compile_encoder, encode_call, encoder_for
+from secant.abi import AbiFunction, AbiParam
+from secant.targets.calldata import compile_encoder, encode_call, encoder_for
 
 ELEMENTARY = (
     [f"uint{b}" for b in (8, 16, 32, 64, 128, 160, 256)]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from secant.chain.abi import (
+from secant.abi import (
     PANIC_CODES,
     Abi,
     AbiParam,

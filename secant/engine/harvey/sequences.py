@@ -3,7 +3,7 @@
 Harvey §5. A test case is a sequence whose last transaction ``t`` is the one under test;
 the transactions before it only set up the persistent state, so path ids span ``t`` alone.
 Sequences grow *on demand*: a function demands longer sequences once aggressive mode (SLOAD
-overrides, see ``secant.engine.demand``) showed that a different persistent state opens a new
+overrides, see ``secant.engine.harvey.demand``) showed that a different persistent state opens a new
 path of it. For a demanding ``t``, regular mode then
 
 * fuzzes the inputs of ``t`` or of a transaction before it (one parameter, as always);
@@ -19,7 +19,7 @@ a slot that transaction reads. Stacked, this builds ``SetY(y); CopyY(); Bar()`` 
 that reads ``x``, ``CopyY`` writing ``x`` from ``y`` and ``SetY`` writing ``y``.
 
 Slots of mappings keyed by accounts (``balances[msg.sender]``, ``allowance[owner][spender]``)
-are named by who keys them, relative to the transaction (``secant.engine.dataflow``):
+are named by who keys them, relative to the transaction (``secant.engine.harvey.dataflow``):
 ``deposit()`` by one sender then writes what ``withdraw()`` by another reads, and the
 inserted writer is aligned with the reader (its sender, or the address argument keying
 the entry, becomes the account the reader's entry belongs to).
@@ -34,10 +34,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
-from secant.engine.dataflow import SlotKey, SlotNames, align, links
+from secant.engine.harvey.dataflow import SlotKey, SlotNames, align, links
 from secant.engine.mutators import Mutator
-from secant.targets.contract import ExecResult
-from secant.types import Tx, TxSeq
+from secant.types import RunResult, Tx, TxSeq
 
 FunctionKey = tuple[int | None, str]
 """(contract address or None for the main one, signature)."""
@@ -115,9 +114,9 @@ class SequenceMutator:
         accounts = list(dict.fromkeys([*mutator.senders, *mutator.dictionary.addresses, 0]))
         self.names = SlotNames(accounts, lambda tx: mutator.spec(tx).types, caller_slots)
 
-    def written_keys(self, result: ExecResult) -> set[SlotKey]:
+    def written_keys(self, result: RunResult) -> set[SlotKey]:
         """The slots every transaction of a run wrote, each named for its transaction."""
-        marks, sstores, case = result.sstore_marks, result.sstores, result.case
+        marks, sstores, case = result.write_marks, result.writes, result.case
         name = self.names.name
         keys: set[SlotKey] = set()
         for index, tx in enumerate(case):
@@ -126,9 +125,9 @@ class SequenceMutator:
             keys.update(name(slot, tx) for _, _, slot in sstores[start:end])
         return keys
 
-    def learn_dataflow(self, result: ExecResult) -> None:
+    def learn_dataflow(self, result: RunResult) -> None:
         """Record the slots each transaction of a run wrote and the last one read."""
-        marks, sstores = result.sstore_marks, result.sstores
+        marks, sstores = result.write_marks, result.writes
         for index, tx in enumerate(result.case):
             end = marks[index + 1] if index + 1 < len(marks) else len(sstores)
             start = marks[index] if index < len(marks) else end
@@ -137,7 +136,7 @@ class SequenceMutator:
                     self.names.name(slot, tx) for _, _, slot in sstores[start:end])
         last = len(result.case) - 1
         reader = result.case[last]
-        read = {self.names.name(slot, reader) for tx, _, slot, _ in result.sloads
+        read = {self.names.name(slot, reader) for tx, _, slot, _ in result.reads
                 if tx == last}
         if read:
             self.reads.setdefault((reader.to, reader.function), set()).update(read)
@@ -164,7 +163,7 @@ class SequenceMutator:
         """A call of a function that writes a slot ``before`` reads (pooled or fresh).
 
         When what links them is a mapping entry keyed by accounts, the writer is aligned
-        with ``before`` (``secant.engine.dataflow.align``): only then is it the same entry.
+        with ``before`` (``secant.engine.harvey.dataflow.align``): only then is it the same entry.
         """
         wanted = self.reads.get((before.to, before.function))
         if not wanted:

@@ -1,11 +1,12 @@
-"""LEARN (Harvey Alg. 2): a predicted input from two runs that differ in one parameter.
+"""Input prediction (Harvey's LEARN, Alg. 2): a predicted input from two runs.
 
 The fuzzer mutates one parameter of a test case (an argument, a byte of a bytes argument,
 msg.value, a block-number or timestamp step, or, in aggressive mode, a value an SLOAD
-returns). ``Learner.learn`` sees that parameter as an integer in both inputs, compares the
-two runs' cost vectors and asks ``secant.engine.predict`` for the value that brings a metric
-to zero. The prediction runs next; when it misses, ``Learner.after_prediction`` applies the
-secant step again with the points seen so far (configuration B; C stops after one step).
+returns). ``Predictor.predict`` sees that parameter as an integer in both inputs, compares
+the two runs' cost vectors and asks ``secant.engine.predict`` (the secant method) for the
+value that brings a metric to zero. The prediction runs next; when it misses,
+``Predictor.after_prediction`` applies the secant step again with the points seen so far
+(configuration B; C stops after one step).
 """
 
 from __future__ import annotations
@@ -20,8 +21,7 @@ from secant.engine.feedback import Coverage, cost_vector
 from secant.engine.mutators import Mutation, Mutator
 from secant.engine.predict import Domain, PredictionStats, Secant, predict
 from secant.engine.values import from_int, get_at, int_domain, set_at, to_int, type_at
-from secant.targets.contract import ExecResult
-from secant.types import Location, TxSeq
+from secant.types import Location, RunResult, TxSeq
 
 _SCALAR_DOMAIN = Domain(0, (1 << 40) - 1)  # block-number and timestamp deltas
 
@@ -40,7 +40,7 @@ class Pending:
     probe: bool = False  # an aggressive-mode input (state overrides)
 
 
-class Learner:
+class Predictor:
     """Input prediction over the parameters of test cases (see the module docstring)."""
 
     def __init__(self, mutator: Mutator, coverage: Coverage, sstore_target: int | None,
@@ -90,7 +90,7 @@ class Learner:
             return storage.get(slot, 0), Domain.unsigned(256), set_slot
         return None
 
-    def learn(self, seed: Seed, mutation: Mutation, result: ExecResult,
+    def predict(self, seed: Seed, mutation: Mutation, result: RunResult,
               probe: bool = False) -> Pending | None:
         """LEARN(input, cost, input', cost'): a predicted input, or None."""
         location = mutation.location
@@ -113,7 +113,7 @@ class Learner:
         self.stats.attempts += 1
         return Pending(setter(prediction.value), location, prediction.value, secant, probe)
 
-    def after_prediction(self, pending: Pending, result: ExecResult) -> Pending | None:
+    def after_prediction(self, pending: Pending, result: RunResult) -> Pending | None:
         """Count S/F for a predicted run; iterate the secant step when it failed."""
         costs = cost_vector(result, self.sstore_target)
         metric = pending.secant.metric

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import random
 
-from secant.engine.adaptive import AdaptiveSeeds
-from secant.targets.contract import ExecResult
-from secant.types import Tx
+from secant.engine.harvey.adaptive import AdaptiveSeeds
+from secant.types import RunResult, Tx
 
 H = b"\x01" * 32
 
 
-def result(arg: int, branches: list[tuple[bytes, int, bool, str, int, int]]) -> ExecResult:
+def result(arg: int, branches: list[tuple[bytes, int, bool, str, int, int]]) -> RunResult:
     case = (Tx("f(uint256)", (arg,), 0x1000),)
-    return ExecResult(case, [], 0, set(), set(), branches, [0], [], [0], [], [])
+    return RunResult(case, [], 0, set(), set(), branches, [0], [], [0], [])
 
 
 def test_keeps_the_closest_case_per_just_missed_side() -> None:

@@ -1,6 +1,6 @@
 """Storage slots named by the accounts that key them, relative to a transaction.
 
-The data flow of sequence fuzzing (``secant.engine.sequences``) links a function that writes
+The data flow of sequence fuzzing (``secant.engine.harvey.sequences``) links a function that writes
 a slot to a function that reads it. Mapping entries keyed by accounts get a different slot
 for every account (``balances[msg.sender]`` is ``keccak(sender . base)``), so a plain slot
 number links ``deposit()`` by one sender only with ``withdraw()`` by that same sender.

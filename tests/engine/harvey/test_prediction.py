@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import random
 
-from secant.chain.abi import AbiParam
+from secant.abi import AbiParam
 from secant.engine.corpus import Seed
 from secant.engine.dictionary import Dictionary
 from secant.engine.feedback import Coverage, cost_vector
-from secant.engine.learning import Learner
+from secant.engine.harvey.prediction import Predictor
 from secant.engine.mutators import FunctionSpec, Mutation, Mutator
 from secant.engine.predict import Domain, PredictionStats
 from secant.engine.schedulers import SeedStats
 from secant.engine.values import vtype
-from secant.targets.contract import ExecResult
-from secant.types import Tx, TxOutcome, TxSeq
+from secant.types import RunResult, Tx, TxOutcome, TxSeq
 
 SENDER = 0x1000
 CODE = b"\x01" * 32
@@ -24,18 +23,18 @@ SPECS = [
 ]
 
 
-def learner(stats: PredictionStats | None = None, iterations: int = 8) -> Learner:
+def learner(stats: PredictionStats | None = None, iterations: int = 8) -> Predictor:
     mutator = Mutator(SPECS, [SENDER], Dictionary())
     mutator.max_value = 10 ** 18
-    return Learner(mutator, Coverage(), None, iterations, random.Random(0),
+    return Predictor(mutator, Coverage(), None, iterations, random.Random(0),
                    stats or PredictionStats())
 
 
-def run_of(case: TxSeq, x: int) -> ExecResult:
+def run_of(case: TxSeq, x: int) -> RunResult:
     """A run whose last transaction compared ``x == 42`` at one JUMPI and did not jump."""
     taken = x == 42
-    return ExecResult(case, [TxOutcome(True, False, b"", 0)], 1, set(), set(),
-                      [(CODE, 10, taken, "eq", x, 42)], [0], [], [0], [], [])
+    return RunResult(case, [TxOutcome(True, False, b"", 0)], 1, set(), set(),
+                      [(CODE, 10, taken, "eq", x, 42)], [0], [], [0], [])
 
 
 def seed_of(case: TxSeq, x: int) -> Seed:
@@ -71,7 +70,7 @@ def test_a_linear_cost_is_predicted_to_zero_and_counted_as_a_success() -> None:
     base = (Tx("f(uint8,bytes)", (10, b""), SENDER),)
     seed = seed_of(base, 10)
     mutated = (Tx("f(uint8,bytes)", (20, b""), SENDER),)
-    pending = learn.learn(seed, Mutation(mutated, ("arg", 0, (0,)), "arith"),
+    pending = learn.predict(seed, Mutation(mutated, ("arg", 0, (0,)), "arith"),
                           run_of(mutated, 20))
     assert pending is not None and pending.value == 42
     assert pending.case[0].args == (42, b"") and stats.attempts == 1
@@ -84,12 +83,12 @@ def test_a_missed_prediction_iterates_and_a_structural_mutation_learns_nothing()
     learn = learner(stats)
     base = (Tx("f(uint8,bytes)", (10, b""), SENDER),)
     mutated = (Tx("f(uint8,bytes)", (20, b""), SENDER),)
-    pending = learn.learn(seed_of(base, 10), Mutation(mutated, ("arg", 0, (0,)), "arith"),
+    pending = learn.predict(seed_of(base, 10), Mutation(mutated, ("arg", 0, (0,)), "arith"),
                           run_of(mutated, 20))
     assert pending is not None
     # The predicted run compared 50 (the cost is not the input's linear function here).
     again = learn.after_prediction(pending, run_of(pending.case, 50))
     assert again is not None and again.value != 42 and stats.fail == 1
     assert stats.attempts == 2
-    assert learn.learn(seed_of(base, 10), Mutation(mutated + base, None, "insert"),
+    assert learn.predict(seed_of(base, 10), Mutation(mutated + base, None, "insert"),
                        run_of(mutated, 20)) is None

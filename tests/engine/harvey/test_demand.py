@@ -7,15 +7,14 @@ from collections.abc import Sequence
 
 import pytest
 
-from secant.chain.abi import AbiParam
+from secant.abi import AbiParam
 from secant.engine.corpus import Seed
-from secant.engine.demand import DemandDriven
 from secant.engine.dictionary import Dictionary
+from secant.engine.harvey.demand import DemandDriven
 from secant.engine.mutators import FunctionSpec, Mutator
 from secant.engine.schedulers import SeedStats
 from secant.engine.values import vtype
-from secant.targets.contract import ExecResult
-from secant.types import Tx, TxOutcome, TxSeq
+from secant.types import RunResult, Tx, TxOutcome, TxSeq
 
 SENDER = 0x1000
 UINT = (vtype(AbiParam("", "int256")),)
@@ -35,15 +34,15 @@ def call(name: str, *args: int) -> Tx:
 
 
 def run_of(case: TxSeq, reads: Sequence[tuple[int, int]] = (),
-           writes: Sequence[tuple[int, int]] = (), state: int = 0) -> ExecResult:
+           writes: Sequence[tuple[int, int]] = (), state: int = 0) -> RunResult:
     """A run: ``writes`` are (tx, slot) SSTOREs, ``reads`` (slot, value) SLOADs of the last
     transaction."""
     last = len(case) - 1
     sstores = [(b"c" * 32, 0, slot) for _, slot in writes]
     sstore_marks = [sum(1 for tx, _ in writes if tx < i) for i in range(len(case))]
-    result = ExecResult(case, [TxOutcome(True, False, b"", 0)] * len(case), 1, set(), set(),
+    result = RunResult(case, [TxOutcome(True, False, b"", 0)] * len(case), 1, set(), set(),
                         [], [0] * len(case), sstores, sstore_marks,
-                        [(last, 0, slot, value) for slot, value in reads], [])
+                        [(last, 0, slot, value) for slot, value in reads])
     result.state_hash = state
     return result
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from secant.chain.abi import AbiParam
-from secant.engine.dataflow import SlotNames, align, links
+from secant.abi import AbiParam
+from secant.engine.harvey.dataflow import SlotNames, align, links
 from secant.engine.values import VType, vtype
 from secant.evm.crypto import keccak256
 from secant.types import Tx

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import random
 
-from secant.chain.abi import AbiParam
+from secant.abi import AbiParam
 from secant.engine.dictionary import Dictionary
+from secant.engine.harvey.sequences import Pools, SequenceMutator
 from secant.engine.mutators import FunctionSpec, Mutator
-from secant.engine.sequences import Pools, SequenceMutator
 from secant.engine.values import vtype
 from secant.evm.crypto import keccak256
-from secant.targets.contract import ExecResult
-from secant.types import Tx, TxOutcome, TxSeq
+from secant.types import RunResult, Tx, TxOutcome, TxSeq
 
 SENDERS = [0x1000, 0x2000]
 SPECS = [FunctionSpec(f"{name}(uint256)", None, (vtype(AbiParam("", "uint256")),), False)
@@ -97,14 +96,14 @@ def mapping_slot(key: int, base: int) -> int:
     return int.from_bytes(keccak256(key.to_bytes(32, "big") + base.to_bytes(32, "big")), "big")
 
 
-def run_of(case: TxSeq, writes: list[tuple[int, int]], reads: list[int]) -> ExecResult:
+def run_of(case: TxSeq, writes: list[tuple[int, int]], reads: list[int]) -> RunResult:
     """A run whose transaction i wrote the slots of ``writes`` (i, slot); the last read
     ``reads``."""
     last = len(case) - 1
     marks = [sum(1 for at, _ in writes if at < i) for i in range(len(case))]
-    return ExecResult(case, [TxOutcome(True, False, b"", 0)] * len(case), 1, set(), set(),
+    return RunResult(case, [TxOutcome(True, False, b"", 0)] * len(case), 1, set(), set(),
                       [], [0] * len(case), [(b"c" * 32, 0, slot) for _, slot in writes],
-                      marks, [(last, 0, slot, 1) for slot in reads], [])
+                      marks, [(last, 0, slot, 1) for slot in reads])
 
 
 def test_caller_keyed_slots_link_one_senders_writer_to_another_senders_reader() -> None:

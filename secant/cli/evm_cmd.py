@@ -1,7 +1,4 @@
-"""``secant evm statetest``: run official state-test fixtures against secant's EVM.
-
-Importing this module registers the command on ``secant.cli.main.evm_app``.
-"""
+"""``secant evm statetest``: run official state-test fixtures against secant's EVM."""
 
 from __future__ import annotations
 
@@ -10,12 +7,17 @@ from typing import Annotated
 
 import typer
 
-from secant.cli.main import evm_app
 from secant.errors import SecantError, cli_errors
 from secant.statetest.fixtures import find_files
 
 
-@evm_app.command("statetest")
+def register(app: typer.Typer) -> None:
+    """Add the ``evm`` group (``statetest``) to the main app."""
+    evm_app = typer.Typer(no_args_is_help=True, help="EVM tools: conformance state tests.")
+    evm_app.command("statetest")(statetest_command)
+    app.add_typer(evm_app, name="evm")
+
+
 @cli_errors
 def statetest_command(
     paths: Annotated[list[Path], typer.Argument(

@@ -7,7 +7,7 @@ mutated and predicted like an argument. A probe never joins the corpus, the cove
 findings (the state it fakes may be unreachable); when it reaches a path of ``t`` not seen
 before, ``t``'s function *demands* longer sequences. Regular mode then mutates the sequence
 before a demanding ``t`` too: two mutations in three are structural
-(``secant.engine.sequences.SequenceMutator``), and the others may change any transaction.
+(``secant.engine.harvey.sequences.SequenceMutator``), and the others may change any transaction.
 Eager mode (configuration D) mutates every sequence structurally and has no probes.
 
 After a structural mutation the loop runs one *follow-up*: input-to-state anywhere in the
@@ -22,11 +22,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from secant.engine.corpus import Seed
-from secant.engine.dataflow import SlotKey, links
+from secant.engine.harvey.dataflow import SlotKey, links
+from secant.engine.harvey.sequences import SEQUENCE_MODES, FunctionKey, Pools, SequenceMutator
 from secant.engine.mutators import Comparison, Mutation, Mutator
-from secant.engine.sequences import SEQUENCE_MODES, FunctionKey, Pools, SequenceMutator
-from secant.targets.contract import ExecResult
-from secant.types import Tx, TxSeq
+from secant.types import RunResult, Tx, TxSeq
 
 STRUCTURAL_SHARE = 2 / 3
 """Regular mode: fuzz t's inputs, insert before t, replace t's prefix; two of three change
@@ -89,16 +88,16 @@ class DemandDriven:
         self.demanding.add((last.to, last.function))
 
     # ------------------------------------------------------------------ pools
-    def learn(self, result: ExecResult) -> None:
+    def learn(self, result: RunResult) -> None:
         """Learn the data flow of a run that joined the corpus."""
         self.sequence_mutator.learn_dataflow(result)
 
-    def offer(self, result: ExecResult, covered_more: bool) -> None:
+    def offer(self, result: RunResult, covered_more: bool) -> None:
         """Pool a run that increased coverage or set up a demanding function's state."""
         if self.mode != "off" and (covered_more or self.sets_up_demand(result)):
             self.pools.offer(result.case, result.state_hash)
 
-    def sets_up_demand(self, result: ExecResult) -> bool:
+    def sets_up_demand(self, result: RunResult) -> bool:
         """Whether a run reached a new state in slots that demanding functions read.
 
         Harvey's pools take runs that increased coverage and reached a new state. A prefix

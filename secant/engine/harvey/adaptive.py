@@ -17,8 +17,7 @@ from dataclasses import dataclass
 
 from secant.engine.corpus import Seed
 from secant.evm.costs import flip_cost
-from secant.targets.contract import ExecResult
-from secant.types import TxSeq
+from secant.types import RunResult, TxSeq
 
 K = 1
 BranchSide = tuple[bytes, int, bool]
@@ -45,7 +44,7 @@ class AdaptiveSeeds:
     def __len__(self) -> int:
         return len(self.best)
 
-    def observe(self, result: ExecResult, edges: set[tuple[bytes, int, bool]],
+    def observe(self, result: RunResult, edges: set[tuple[bytes, int, bool]],
                 execs: int) -> bool:
         """Update the closest test cases with a run; True when one improved.
 

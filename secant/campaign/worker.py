@@ -1,0 +1,165 @@
+"""A worker: one chain, its contract target and prefix cache, a policy and a fuzzer.
+
+A worker fuzzes with its own seed and owns everything whose state is its own: the chain
+(the target resets it for every run), the prefix-state cache (its entries are diffs
+against that chain), the policy and the fuzzer with its corpus and coverage. It knows
+nothing of files: it tells its campaign what happens through the fuzzer's events.
+
+What a worker offers the policy is an :class:`~secant.engine.harvey.policy.InputSpace`
+made from the chain: the main contract's fuzzable functions, the five senders, a
+dictionary seeded with the bytecode's constants and every known address, the most ether a
+sender holds, and whether the code reads the timestamp or the block number.
+
+``import_cases`` re-executes cases found elsewhere (another worker, a saved corpus), so a
+worker's corpus only ever holds runs it made itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from secant.chain.chain import TestChain
+from secant.chain.deploy import DeployedContract
+from secant.engine.corpus import Seed
+from secant.engine.dictionary import Dictionary, code_constants
+from secant.engine.events import Events, FuzzListener
+from secant.engine.fuzzer import FuzzConfig, Fuzzer
+from secant.engine.harvey.policy import HarveyPolicy, InputSpace
+from secant.engine.mutators import FunctionSpec
+from secant.engine.oracle import Oracle
+from secant.engine.policy import Policy
+from secant.engine.values import vtype
+from secant.errors import SecantError
+from secant.evm.analysis import analyze
+from secant.evm.crypto import keccak256
+from secant.evm.opcodes import NUMBER, TIMESTAMP
+from secant.oracles.registry import recordings
+from secant.targets.contract import ContractTarget
+from secant.targets.prefix_cache import PrefixCache
+from secant.types import TxSeq
+
+if TYPE_CHECKING:
+    from secant.campaign.directed import DirectedDistance
+
+PolicyFactory = Callable[[InputSpace], Policy]
+"""Makes a worker's policy from what it may put in a test case (default: Harvey's)."""
+
+
+@dataclass
+class WorkerSettings:
+    """How a worker runs: its engine configuration and the target's options."""
+
+    fuzz: FuzzConfig
+    target_pcs: frozenset[int] = frozenset()
+    # Resume from the cached state after an unchanged prefix instead of replaying it.
+    prefix_cache: bool = True
+
+
+def function_specs(chain: TestChain) -> tuple[list[FunctionSpec], list[str]]:
+    """The main contract's fuzzable functions as mutator specs, and notes on skipped ones."""
+    specs: list[FunctionSpec] = []
+    notes: list[str] = []
+    for fn in chain.fuzzable_functions():
+        signature = fn.signature if fn.kind == "function" else fn.kind
+        try:
+            types = tuple(vtype(p) for p in fn.inputs)
+        except ValueError as exc:
+            notes.append(f"skipping {signature}: {exc}")
+            continue
+        specs.append(FunctionSpec(signature, None, types, fn.payable))
+    return specs, notes
+
+
+def target_codes(chain: TestChain) -> dict[bytes, tuple[DeployedContract, bytes]]:
+    """The runtime code of every non-attacker contract by code hash."""
+    codes: dict[bytes, tuple[DeployedContract, bytes]] = {}
+    for contract in chain.contracts:
+        if contract.role == "attacker":
+            continue
+        code = chain.code_at(contract.address)
+        if code:
+            codes.setdefault(keccak256(code), (contract, code))
+    return codes
+
+
+def input_space(chain: TestChain, specs: Sequence[FunctionSpec],
+                codes: dict[bytes, tuple[DeployedContract, bytes]]) -> InputSpace:
+    """What a policy may put in a test case on ``chain`` (see the module docstring)."""
+    constants: list[int] = []
+    for _, code in codes.values():
+        constants.extend(code_constants(code))
+    senders = [s.address for s in chain.senders]
+    addresses = senders + [c.address for c in chain.contracts]
+    opcodes = {op for code_hash, (_, code) in codes.items()
+               for _, op, _ in analyze(code, code_hash, chain.fork).instructions}
+    # msg.value can go up to what a sender holds (a crowdsale's goal may be large).
+    return InputSpace(list(specs), senders, Dictionary(constants, addresses),
+                      max_value=min(chain.balance(s) for s in chain.senders),
+                      reads_time=TIMESTAMP in opcodes, reads_number=NUMBER in opcodes)
+
+
+class _PrefixHints(FuzzListener):
+    """Tells the prefix cache which prefix a round will reuse.
+
+    A round mutates the seed's last transaction under one prefix again and again, and its
+    structural mutations keep the head of that prefix: the prefix and its heads are
+    stored at their first miss.
+    """
+
+    def __init__(self, cache: PrefixCache) -> None:
+        self.cache = cache
+
+    def on_round(self, case: TxSeq) -> None:
+        if len(case) > 1:
+            self.cache.expect(case[:-1])
+
+
+class Worker:
+    """One chain, target, prefix cache, policy and fuzzer with its own seed."""
+
+    def __init__(self, chain: TestChain, settings: WorkerSettings, oracles: Sequence[Oracle],
+                 events: Events, policy: PolicyFactory | None = None) -> None:
+        self.chain = chain
+        self.settings = settings
+        config = settings.fuzz
+        directed = bool(settings.target_pcs)
+        # Eager sequences (Harvey's configuration D) identify paths over all transactions.
+        # A prefix is stored at its second miss: most structural mutants have a new prefix
+        # that never comes back, and storing one costs about a transaction
+        # (bench/prefix_cache.py).
+        cache = (PrefixCache(admit_after=2)
+                 if settings.prefix_cache and config.sequences != "off" else None)
+        needed = recordings(oracles) | ({"transitions"} if directed else set())
+        self.target = ContractTarget(chain, needed,
+                                     path_scope="all" if config.sequences == "eager"
+                                     else "last", prefix_cache=cache)
+        specs, self.notes = function_specs(chain)
+        if not specs:
+            main = chain.main.name if chain.main else "the contract"
+            raise SecantError(f"{main} has no function to fuzz (only view/pure functions or "
+                              "unsupported parameter types)",
+                              "pick another contract with --contract")
+        self.codes = target_codes(chain)
+        self.space = input_space(chain, specs, self.codes)
+        self.directed: DirectedDistance | None = None
+        if directed:
+            from secant.campaign.directed import DirectedDistance
+            assert chain.main is not None
+            self.directed = DirectedDistance(chain.code_at(chain.main.address), chain.fork,
+                                             settings.target_pcs)
+        if cache is not None:
+            events.add(_PrefixHints(cache))
+        self.events = events
+        self.fuzzer = Fuzzer(self.target.run, (policy or HarveyPolicy)(self.space), config,
+                             oracles=oracles, post=self.target, events=events,
+                             distance=self.directed)
+
+    def fuzz(self, execs: int | None = None) -> None:
+        """Fuzz until the budget is spent, or for ``execs`` more executions at most."""
+        self.fuzzer.fuzz(execs)
+
+    def import_cases(self, cases: Iterable[TxSeq]) -> list[Seed]:
+        """Re-execute cases found elsewhere; return those that joined this corpus."""
+        return self.fuzzer.import_cases(cases)

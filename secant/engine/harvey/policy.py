@@ -1,0 +1,365 @@
+"""Harvey's policy: Algorithm 1 with the learning of Algorithm 2, sequences and adaptive seeds.
+
+    PIDs <- RUNSEEDS(S)                        one call of every fuzzable function (sFuzz)
+    while budget left:
+        input, cost <- PICKINPUT(PIDs)         the power schedule's weighted choice
+        maxEnergy <- ASSIGNENERGY(input)
+        energy <- 0; learned <- nil
+        while energy < maxEnergy or learned != nil:
+            input' <- learned if learned else FUZZINPUT(input)   (one parameter, or havoc)
+            PID', cost' <- RUN(input')
+            if ISNEW(PID'): add (input', cost') to PIDs
+            if energy < maxEnergy: learned <- LEARN(input, cost, input', cost')
+            energy += 1
+
+A predicted input runs even when the energy is spent. When it does not bring its metric to
+zero, the secant step is applied again with the points seen so far, up to
+``predict_iterations`` times (Harvey's configuration B; 0 is configuration C).
+
+The algorithm is written as it reads, as one generator (``_rounds``): where it runs an
+input it yields a :class:`~secant.engine.policy.Proposal` and receives what the run did.
+``observe`` feeds the result back at once, so the round goes on exactly as a loop that
+called the executor itself would (the same random draws in the same order).
+
+Sequences (Harvey §5): ``secant.engine.harvey.demand`` decides which rounds are aggressive
+probes and which sequences grow; ``secant.engine.harvey.sequences`` mutates their
+structure. LEARN is ``secant.engine.harvey.prediction``.
+
+sFuzz's adaptive strategy (``secant.engine.harvey.adaptive``): next to the corpus, the
+closest test case to every just-missed branch; a round picks one of them with probability
+``adaptive_share`` (by default, as in sFuzz, in proportion to their number among all seeds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from secant.engine.corpus import Seed
+from secant.engine.dictionary import Dictionary
+from secant.engine.harvey.adaptive import AdaptiveSeeds, Closest
+from secant.engine.harvey.demand import DemandDriven
+from secant.engine.harvey.prediction import Pending, Predictor
+from secant.engine.mutators import FunctionSpec, Mutation, Mutator
+from secant.engine.policy import Novelty, Policy, Proposal
+from secant.engine.predict import PredictionStats
+from secant.engine.schedulers import PowerSchedule, make_schedule
+from secant.types import RunResult
+
+if TYPE_CHECKING:
+    from secant.engine.fuzzer import Fuzzer
+
+Outcome = tuple[RunResult, Novelty]
+Rounds = Generator[Proposal, Outcome, None]
+
+
+@dataclass
+class InputSpace:
+    """What the policy may put in a test case.
+
+    ``functions`` are the callable functions; ``senders`` the accounts that may send;
+    ``dictionary`` the constants mutation draws from; ``max_value`` the most ether a
+    transaction may carry; ``reads_time``/``reads_number`` whether the code reads the
+    timestamp or block number (only then are block deltas mutated).
+    """
+
+    functions: Sequence[FunctionSpec]
+    senders: Sequence[int]
+    dictionary: Dictionary
+    max_value: int = 10 ** 21
+    reads_time: bool = True
+    reads_number: bool = True
+
+
+@dataclass
+class HarveyStats:
+    """The policy's own counters (the progress display and the summary read them)."""
+
+    prediction: PredictionStats
+    havoc: int = 0
+    predicted_new_paths: int = 0
+    probe_hits: int = 0
+    adaptive_picks: int = 0
+    structural: int = 0
+
+
+class HarveyPolicy(Policy):
+    """Harvey's choice of the next input (see the module docstring)."""
+
+    name = "harvey"
+
+    def __init__(self, space: InputSpace, schedule: PowerSchedule | None = None) -> None:
+        if not space.functions:
+            raise ValueError("no function to fuzz")
+        self.space = space
+        self.dictionary = space.dictionary
+        self.mutator = Mutator(space.functions, space.senders, space.dictionary,
+                               max_value=space.max_value, reads_time=space.reads_time,
+                               reads_number=space.reads_number)
+        self._schedule = schedule
+        self.harvey = HarveyStats(PredictionStats())
+        self._outstanding: Proposal | None = None
+        self._next: Proposal | None = None
+        self._rounds: Rounds | None = None
+
+    def bind(self, fuzzer: Fuzzer) -> None:
+        """Attach to the fuzzer: its rng, coverage and configuration."""
+        super().bind(fuzzer)
+        config = fuzzer.config
+        self.config = config
+        self.rng = fuzzer.rng
+        self.schedule = self._schedule or make_schedule(config.schedule)
+        self.sequences = DemandDriven(config.sequences, self.mutator,
+                                      config.max_sequence_length,
+                                      config.aggressive_probability, config.caller_slots)
+        self.predictor = Predictor(self.mutator, fuzzer.coverage, fuzzer.sstore_target,
+                                   config.predict_iterations, self.rng,
+                                   self.harvey.prediction)
+        self.adaptive = AdaptiveSeeds() if config.adaptive else None
+
+    # ------------------------------------------------------------------ the policy seam
+    def propose(self) -> Proposal | None:
+        """The next input of the current round (a new round or RUNSEEDS when it is done)."""
+        if self._next is None:
+            if self._rounds is None:
+                self._rounds = self._loop()
+            self._next = next(self._rounds, None)
+        proposal, self._next = self._next, None
+        self._outstanding = proposal
+        return proposal
+
+    def observe(self, proposal: Proposal, result: RunResult, novelty: Novelty) -> None:
+        """Bookkeeping of every run; for this policy's own proposal, the round goes on."""
+        if proposal.probe:
+            if novelty.new_path:
+                self.harvey.probe_hits += 1
+                self.sequences.probe_hit(proposal.case)
+        else:
+            self._learn_from(result, novelty)
+        if proposal is self._outstanding and self._rounds is not None:
+            self._outstanding = None
+            try:
+                self._next = self._rounds.send((result, novelty))
+            except StopIteration:
+                self._next = None
+                self._rounds = None
+
+    def _learn_from(self, result: RunResult, novelty: Novelty) -> None:
+        """Schedule, dictionary, data-flow, pool and adaptive-seed bookkeeping of a run."""
+        self.schedule.on_execution(result.path_id)
+        if novelty.seed is not None:
+            self._harvest(result)
+            self.sequences.learn(result)
+        self.sequences.offer(result, novelty.covered_more)
+        adaptive = self.adaptive
+        if adaptive is not None:
+            coverage = self.fuzzer.coverage
+            if novelty.new_edges:
+                adaptive.forget_covered(coverage.edges)
+            adaptive.observe(result, coverage.edges, self.fuzzer.stats.execs)
+
+    def _harvest(self, result: RunResult) -> None:
+        """Operands of comparisons whose other side is still uncovered feed the dictionary.
+
+        Only just-missed comparisons: one operand is usually the constant the input must
+        match, while harvesting every comparison floods the bounded dictionary with values
+        derived from the inputs themselves.
+        """
+        add = self.dictionary.add
+        edges = self.fuzzer.coverage.edges
+        for code_hash, pc, taken, relation, lhs, rhs in result.branches:
+            if (relation != "ne" or rhs != 0) and (code_hash, pc, not taken) not in edges:
+                add(lhs)
+                add(rhs)
+
+    # ------------------------------------------------------------------ the algorithm
+    def _loop(self) -> Rounds:
+        """RUNSEEDS while the corpus is empty, then one round after another."""
+        fuzzer = self.fuzzer
+        while not fuzzer.exhausted():
+            if not fuzzer.corpus.seeds:
+                for spec in self.mutator.functions:
+                    if fuzzer.exhausted():
+                        return
+                    yield Proposal((self.mutator.random_tx(spec, self.rng),), "init")
+                continue
+            yield from self._round()
+
+    def _round(self) -> Rounds:
+        """One round of Alg. 2 on a picked input."""
+        fuzzer = self.fuzzer
+        seed, max_energy, adaptive = yield from self._pick_seed()
+        fuzzer.events.on_round(seed.case)
+        rng = self.rng
+        config = self.config
+        energy = 0
+        pending: Pending | None = None
+        while (energy < max_energy or pending is not None) and not fuzzer.exhausted():
+            if pending is not None:
+                current, pending = pending, None
+                result, novelty = yield Proposal(current.case, "prediction", current.probe,
+                                                 adaptive)
+                if novelty.seed is not None:
+                    self.harvey.predicted_new_paths += 1
+                pending = self.predictor.after_prediction(current, result)
+            elif self.sequences.wants_probe(seed, rng):
+                probe = self.sequences.probe(seed, rng)
+                if probe is not None:
+                    base, probed = probe
+                    result, _ = yield Proposal(probed.case, "aggressive", True, adaptive)
+                    if energy < max_energy and config.predict:
+                        pending = self.predictor.predict(base, probed, result, probe=True)
+            else:
+                proposed = self._mutate(seed)
+                if proposed is None:
+                    energy += 1
+                    continue
+                origin = ("havoc" if proposed.operator == "havoc" else
+                          "sequence" if proposed.location is None else "mutation")
+                result, _ = yield Proposal(proposed.case, origin, False, adaptive)
+                if origin == "sequence":
+                    energy += yield from self._follow_up(result, adaptive)
+                elif energy < max_energy and config.predict:
+                    pending = self.predictor.predict(seed, proposed, result)
+            energy += 1
+
+    def _pick_seed(self) -> Generator[Proposal, Outcome, tuple[Seed, int, bool]]:
+        """A seed, its energy and whether it is adaptive.
+
+        The schedule's pick, or an adaptive seed (sFuzz), whose costs may take one more run.
+        """
+        adaptive = self.adaptive
+        corpus = self.fuzzer.corpus
+        if adaptive is not None and len(adaptive):
+            share = self.config.adaptive_share
+            if share is None:
+                share = len(adaptive) / (len(adaptive) + len(corpus))
+            if self.rng.random() < share:
+                picked = adaptive.pick(self.rng)
+                if picked is not None:
+                    seed = yield from self._adaptive_seed(picked[1])
+                    if seed is not None:
+                        self.harvey.adaptive_picks += 1
+                        return seed, self.schedule.base_energy, True
+        self.fuzzer.refresh_distances()
+        index = self.schedule.choose(corpus.stats, self.rng)
+        seed = corpus[index]
+        seed.picked += 1
+        return seed, self.schedule.energy(corpus.stats, index), False
+
+    def _adaptive_seed(self, closest: Closest) -> Generator[Proposal, Outcome, Seed | None]:
+        """The seed object of an adaptive test case (its costs come from one more run)."""
+        if closest.seed is not None:
+            return closest.seed
+        fuzzer = self.fuzzer
+        if fuzzer.exhausted():
+            return None
+        result, novelty = yield Proposal(closest.case, "adaptive")
+        seed = novelty.seed or fuzzer.make_seed(result, "adaptive", closest.found_at)
+        closest.seed = seed
+        return seed
+
+    def _follow_up(self, result: RunResult, adaptive: bool
+                   ) -> Generator[Proposal, Outcome, int]:
+        """After a structural mutation, its follow-up (``DemandDriven.follow_up``).
+
+        Returns the executions spent (0 or 1).
+        """
+        fuzzer = self.fuzzer
+        if fuzzer.exhausted():
+            return 0
+        follow = self.sequences.follow_up(result.case, fuzzer.missed_comparisons(result),
+                                          self.rng)
+        if follow is None:
+            return 0
+        yield Proposal(follow.case, "sequence", False, adaptive)
+        return 1
+
+    def _mutate(self, seed: Seed) -> Mutation | None:
+        """FUZZINPUT: one-parameter mutation of the last transaction, or havoc.
+
+        Now and then the mutation is an input-to-state replacement from the seed's own
+        just-missed comparisons (see ``Mutator.input_to_state``) or, in a sequence, a value
+        reused from another transaction (``Mutator.reuse``). When sequences may grow
+        (eager mode, or a demanding last transaction), two thirds of the mutations are
+        structural (``SequenceMutator``) and the others may change any transaction.
+        """
+        case = seed.case
+        index = len(case) - 1
+        rng = self.rng
+        if self.sequences.grows(case):
+            structural = self.sequences.structural(case, rng, self.fuzzer.corpus.seeds)
+            if structural is not None:
+                self.harvey.structural += 1
+                return structural
+            if index and rng.random() < 0.5:
+                index = rng.randrange(index)
+        if len(case) > 1 and rng.random() < 0.1:
+            reused = self.mutator.reuse(case, rng, index)
+            if reused is not None:
+                return reused
+        if seed.comparisons and rng.random() < self.config.input_to_state_probability:
+            mutation = self.mutator.input_to_state(case, seed.comparisons, rng, index)
+            if mutation is not None:
+                return mutation
+        if rng.random() < self.config.havoc_probability:
+            self.harvey.havoc += 1
+            return self.mutator.havoc(case, rng, index)
+        return self.mutator.mutate(case, rng, index)
+
+    # ------------------------------------------------------------------ reporting
+    def summary(self) -> dict[str, Any]:
+        """Prediction, sequence and adaptive-seed counters for ``summary.json``."""
+        stats = self.harvey
+        fuzzer = self.fuzzer
+        corpus = fuzzer.corpus
+        return {
+            "prediction": {
+                "attempts": stats.prediction.attempts,
+                "success": stats.prediction.success,
+                "fail": stats.prediction.fail,
+                "rate": round(stats.prediction.rate, 4),
+                "new_paths": stats.predicted_new_paths,
+            },
+            "sequences": {
+                "mode": self.config.sequences,
+                "lengths": corpus.lengths(),
+                "demanding": sorted(f for _, f in self.sequences.demanding),
+                "aggressive_probes": fuzzer.stats.probes,
+                "aggressive_hits": stats.probe_hits,
+                "structural_mutations": stats.structural,
+                "pool_transactions": len(self.sequences.pools.transactions),
+                "pool_sequences": len(self.sequences.pools.sequences),
+            },
+            "adaptive": {
+                "enabled": self.adaptive is not None,
+                # None: sFuzz's share, the adaptive seeds' number over all seeds.
+                "share": self.config.adaptive_share,
+                "just_missed_tracked": len(self.adaptive) if self.adaptive else 0,
+                "picks": stats.adaptive_picks,
+                "corpus_entries": sum(1 for s in corpus.seeds if s.adaptive),
+            },
+        }
+
+    def progress_rows(self) -> list[tuple[str, str]]:
+        """Prediction, sequence and adaptive-seed rows for the live display."""
+        stats = self.harvey
+        prediction = stats.prediction
+        fuzzer = self.fuzzer
+        lengths = fuzzer.corpus.lengths()
+        rows = [("prediction", f"{prediction.success} ok / {prediction.fail} failed "
+                               f"(R = {prediction.rate:.2f})"),
+                ("sequence lengths", ", ".join(f"{n}:{c}" for n, c in lengths.items()))]
+        if self.config.sequences == "demand":
+            probes = fuzzer.stats.probes
+            rate = stats.probe_hits / probes if probes else 0.0
+            rows.append(("aggressive probes", f"{probes:,} ({stats.probe_hits} new "
+                                              f"paths, {rate:.1%}); demanding: "
+                                              f"{len(self.sequences.demanding)} function(s)"))
+        if self.adaptive is not None:
+            from_adaptive = sum(1 for seed in fuzzer.corpus.seeds if seed.adaptive)
+            rows.append(("adaptive seeds", f"{len(self.adaptive)} just-missed branches, "
+                                           f"{stats.adaptive_picks} picks, {from_adaptive} "
+                                           "corpus entries"))
+        return rows

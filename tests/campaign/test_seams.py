@@ -1,0 +1,202 @@
+"""The engine's seams, used from outside the engine as a plugin author would.
+
+Nothing here changes ``secant``: an oracle, a policy and a listener written in this file
+plug into campaigns through their public constructors, and two workers exchange cases
+through the import path.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from secant.abi import function_selector
+from secant.campaign.campaign import Campaign, CampaignConfig, content_name
+from secant.chain.chain import TestChain
+from secant.compile import Compilation, load
+from secant.engine.events import FuzzListener
+from secant.engine.fuzzer import FuzzConfig
+from secant.engine.harvey.policy import InputSpace
+from secant.engine.mutators import Mutator
+from secant.engine.oracle import Oracle, PostState
+from secant.engine.policy import Novelty, Policy, Proposal
+from secant.types import Finding, RunResult
+from tests.compile.conftest import needs_node
+
+SEAMS = Path(__file__).resolve().parents[1] / "fixtures" / "campaign" / "Seams.sol"
+
+
+@functools.cache
+def compiled() -> list[Compilation]:
+    return load([SEAMS])
+
+
+def counter_chain() -> TestChain:
+    return TestChain.setup(compiled(), contract="Counter")
+
+
+class CountOracle(Oracle):
+    """Sees every run; asks the post-state for ``count()`` and reports when it moved."""
+
+    name = "count-moved"
+    description = "the counter moved"
+
+    def __init__(self, chain: TestChain) -> None:
+        assert chain.main is not None
+        self.address = chain.main.address
+        self.runs = 0
+        self.without_panic = 0
+        self.counts: list[int] = []
+        self.expected: list[int] = []
+
+    def check(self, result: RunResult, post: PostState | None) -> list[Finding]:
+        self.runs += 1
+        if not getattr(result, "panics", None):
+            self.without_panic += 1
+        assert post is not None
+        outcome = post.call(self.address, function_selector("count()"))
+        count = int.from_bytes(outcome.output, "big")
+        # What the case itself did: the count starts from zero for every run.
+        bumps = sum(1 for tx, done in zip(result.case, result.outcomes)
+                    if tx.function == "bump(uint256)" and tx.args[0] > 1000 and done.success)
+        self.counts.append(count)
+        self.expected.append(bumps)
+        if count < 1:
+            return []
+        return [Finding(kind="count", swc="", contract="Counter", function="bump", pc=0,
+                        source=None, detail=f"count() is {count}", key=(self.name,))]
+
+
+class Runs(FuzzListener):
+    """Counts the runs the events announce."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def on_run(self, result: RunResult) -> None:
+        self.runs += 1
+
+
+@needs_node
+def test_an_oracle_written_outside_the_engine_sees_every_run(tmp_path: Path) -> None:
+    made: list[CountOracle] = []
+
+    def make(chain: TestChain) -> CountOracle:
+        made.append(CountOracle(chain))
+        return made[-1]
+
+    campaign = Campaign(counter_chain(), CampaignConfig(FuzzConfig(seed=3, max_execs=1500),
+                                                        out=tmp_path), oracles=[make])
+    runs = Runs()
+    campaign.listen(runs)
+    summary = campaign.run()
+    [oracle] = made
+    # Every run that is not an aggressive probe, and most of them end without a panic.
+    assert oracle.runs == runs.runs == summary["execs"] - campaign.fuzzer.stats.probes
+    assert oracle.without_panic > oracle.runs // 2
+    # Each view call saw its own run's post-state, built from the deployed state alone.
+    assert oracle.counts == oracle.expected and max(oracle.counts) >= 1
+    [finding] = summary["findings"]
+    assert finding["oracle"] == "count-moved" and finding["detail"].startswith("count() is ")
+    assert summary["oracles"] == ["count-moved"]
+    files = list((tmp_path / "findings").glob("*.json"))
+    assert [f.name for f in files] == [f"count-moved-{content_name(repr(('count-moved',)))}.json"]
+    assert json.loads(files[0].read_text())["sequence"] == finding["sequence"]
+    # The finding's case is one that moves the counter.
+    case = next(iter(campaign.findings.values())).case
+    assert any(tx.function == "bump(uint256)" and tx.args[0] > 1000 for tx in case)
+
+
+class UniformRandom(Policy):
+    """A blackbox policy: one random call after another, nothing learned."""
+
+    name = "uniform-random"
+
+    def __init__(self, space: InputSpace) -> None:
+        self.mutator = Mutator(space.functions, space.senders, space.dictionary)
+        self.observed = 0
+
+    def propose(self) -> Proposal | None:
+        rng = self.fuzzer.rng
+        spec = self.mutator.functions[rng.randrange(len(self.mutator.functions))]
+        return Proposal((self.mutator.random_tx(spec, rng),), "random")
+
+    def observe(self, proposal: Proposal, result: RunResult, novelty: Novelty) -> None:
+        self.observed += 1
+
+    def summary(self) -> dict[str, Any]:
+        return {"random_calls": self.observed}
+
+
+@needs_node
+def test_another_policy_plugs_into_the_same_loop(tmp_path: Path) -> None:
+    policies: list[UniformRandom] = []
+
+    def make(space: InputSpace) -> UniformRandom:
+        policies.append(UniformRandom(space))
+        return policies[-1]
+
+    campaign = Campaign(counter_chain(), CampaignConfig(FuzzConfig(seed=1, max_execs=400),
+                                                        out=tmp_path), policy=make)
+    summary = campaign.run()
+    assert summary["execs"] == 400 and summary["random_calls"] == 400
+    assert "prediction" not in summary  # Harvey's counters are Harvey's
+    assert set(summary["corpus_origins"]) == {"random"}
+    assert any(f["kind"] == "assertion" and f["source"].endswith("Seams.sol:17")
+               for f in summary["findings"])
+    assert (tmp_path / "summary.json").exists()
+    assert len(list((tmp_path / "corpus").glob("*.json"))) == summary["corpus"]
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "contracts"
+
+
+@functools.cache
+def crowdsale() -> list[Compilation]:
+    return load([EXAMPLES / "Crowdsale.sol"])
+
+
+def two_worker_campaign(seed: int) -> Campaign:
+    chains = [TestChain.setup(crowdsale(), contract="Crowdsale") for _ in range(2)]
+    return Campaign(chains, CampaignConfig(FuzzConfig(seed=seed, max_execs=3000),
+                                           sync_every=250))
+
+
+def footprint(campaign: Campaign) -> list[list[tuple[Any, ...]]]:
+    return [[(seed.origin, seed.found_at, seed.case) for seed in worker.fuzzer.corpus.seeds]
+            for worker in campaign.workers]
+
+
+@needs_node
+def test_two_workers_share_cases_and_repeat_exactly() -> None:
+    first = two_worker_campaign(7)
+    summary = first.run()
+    assert summary["execs"] == 3000 and len(summary["workers"]) == 2
+    assert [w["execs"] for w in summary["workers"]] == [1500, 1500]
+    # Each worker re-executed cases the other found.
+    imported = [w.fuzzer.corpus.origins().get("import", 0) for w in first.workers]
+    assert all(count > 0 for count in imported), imported
+    # Workers fuzz with seeds of their own: their corpora differ.
+    a, b = footprint(first)
+    assert [case for *_, case in a] != [case for *_, case in b]
+    # The same seed gives the same two-worker campaign.
+    again = two_worker_campaign(7)
+    again.run()
+    assert footprint(again) == footprint(first)
+    assert list(again.findings) == list(first.findings)
+
+
+@needs_node
+def test_import_adds_only_paths_new_to_the_worker() -> None:
+    donor = Campaign(counter_chain(), CampaignConfig(FuzzConfig(seed=2, max_execs=600)))
+    donor.run()
+    cases = [seed.case for seed in donor.fuzzer.corpus.seeds]
+    taker = Campaign(counter_chain(), CampaignConfig(FuzzConfig(seed=5, max_execs=10_000)))
+    worker = taker.workers[0]
+    added = worker.import_cases(cases)
+    assert [seed.case for seed in added] == cases  # every donor seed is new to an empty one
+    assert {seed.origin for seed in added} == {"import"}
+    assert worker.import_cases(cases) == []  # the same paths again: nothing new
+    assert worker.fuzzer.stats.execs == 2 * len(cases)
