@@ -264,10 +264,6 @@ class AbiConstructor:
         """Whether deployment may send ether."""
         return self.state_mutability == "payable"
 
-    def encode_args(self, args: Sequence[Any] = ()) -> bytes:
-        """Return the encoded arguments to append to the creation bytecode."""
-        return _encode_params(self.inputs, args)
-
 
 @dataclass(frozen=True)
 class AbiEvent:

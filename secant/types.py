@@ -9,7 +9,7 @@ A *location* names one parameter of a test case, the unit of mutation and of pre
 
 * ``("arg", tx, path)``: an argument leaf of transaction ``tx``; ``path`` indexes into the
   argument tuple and then into nested arrays/tuples;
-* ``("len", tx, path)``: the length of a dynamic argument (bytes, string, ``T[]``);
+* ``("arg", tx, path, byte)``: one byte of a bytes or string argument;
 * ``("value", tx)``, ``("sender", tx)``, ``("blocks", tx)``, ``("time", tx)``;
 * ``("slot", tx, slot)``: a storage value the transaction reads (Harvey's aggressive mode).
 

@@ -2,7 +2,7 @@
 
 As ILF does, the chain has five senders by default: the deployer (who created the target and
 is usually its owner), two more trusted users and two attackers, each with a large balance.
-Their roles stay explicit so oracles can tell a trusted caller from an attacker.
+Each sender carries its role (deployer, user, attacker).
 
 Addresses are derived from fixed labels (``keccak256("secant sender <name>")``), so every
 run, every machine and every seed sees the same accounts.

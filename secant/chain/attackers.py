@@ -3,8 +3,8 @@
 Both attackers expose ``attack(address target, bytes data, uint256 value)`` (payable): it
 calls ``target`` with ``data`` and ``value`` (paid from the attacker's own balance, which
 includes any ether sent along), returns the target's return data when the call succeeds and
-reverts with the target's revert data when it fails. A fuzzer makes an attacker the
-``msg.sender`` of a target function by sending the transaction to ``attack``.
+reverts with the target's revert data when it fails. A transaction to ``attack`` makes
+the attacker the ``msg.sender`` of a target function (``TestChain.attack``).
 
 - The **normal attacker** reverts in its fallback: any call or ether transfer it receives
   fails (this exposes contracts that assume a send to succeed, e.g. "gasless send" or a

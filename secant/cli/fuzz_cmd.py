@@ -86,6 +86,12 @@ def fuzz_command(
     solc_version: Annotated[str | None, typer.Option(
         "--solc-version", help="Use this solc version instead of the newest allowed.")
     ] = None,
+    oracles: Annotated[str | None, typer.Option(
+        "--oracles", help="Comma-separated oracles to run (default: all; see --list-oracles).")
+    ] = None,
+    list_oracles: Annotated[bool, typer.Option(
+        "--list-oracles", is_eager=True, callback=lambda value: _list_oracles(value),
+        help="List the oracles with their SWC ids and exit.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live display.")] = False,
     fail_on_findings: Annotated[bool, typer.Option(
         "--fail-on-findings", help="Exit with 1 when anything was found (for CI).")] = False,
@@ -144,7 +150,10 @@ def fuzz_command(
     for note in chain.notes:
         print(f"note: {note}", file=sys.stderr)
     out.mkdir(parents=True, exist_ok=True)
-    campaign_config = CampaignConfig(fuzz=config, out=out, prefix_cache=not no_prefix_cache)
+    chosen_oracles = ([name.strip() for name in oracles.split(",") if name.strip()]
+                      if oracles is not None else None)
+    campaign_config = CampaignConfig(fuzz=config, out=out, prefix_cache=not no_prefix_cache,
+                                     oracles=chosen_oracles)
     if target is not None:
         from secant.campaign.directed import resolve_target
         campaign_config.target_pcs = resolve_target(target, chain)
@@ -191,6 +200,17 @@ class _Refresh(FuzzListener):
         if now - self.last >= 0.25:
             self.last = now
             self.redraw()
+
+
+def _list_oracles(value: bool) -> None:
+    """``--list-oracles``: one line per oracle, then exit."""
+    if not value:
+        return
+    from secant.oracles.registry import available
+
+    for name, oracle in available().items():
+        typer.echo(f"{name:16} {oracle.swc or '-':8} {oracle.description}")
+    raise typer.Exit(0)
 
 
 def _print_summary(summary: dict[str, Any], out: Path) -> None:

@@ -23,8 +23,6 @@ class Seed:
     stats: SeedStats
     origin: str
     found_at: int
-    new_edges: int = 0
-    picked: int = 0
     # Operands and relation (lhs, rhs, relation) of comparisons in its last transaction
     # whose other side was still uncovered when it was added: input-to-state's material.
     comparisons: tuple[tuple[int, int, str], ...] = ()

@@ -12,9 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
-from secant.evm.opcodes import JUMP, JUMPI
-
-_PUSH1, _PUSH32, _JUMPDEST = 0x60, 0x7F, 0x5B
+from secant.evm.opcodes import JUMP, JUMPDEST, JUMPI, immediate_size
 
 
 def code_constants(code: bytes) -> list[int]:
@@ -30,13 +28,13 @@ def code_constants(code: bytes) -> list[int]:
     pc, n = 0, len(code)
     while pc < n:
         op = code[pc]
-        if _PUSH1 <= op <= _PUSH32:
-            width = op - 0x5F
+        width = immediate_size(op)
+        if width:
             after = pc + 1 + width
             pushes.append((int.from_bytes(code[pc + 1:after], "big"), after))
             pc = after
         else:
-            if op == _JUMPDEST:
+            if op == JUMPDEST:
                 jumpdests.add(pc)
             pc += 1
     found: dict[int, None] = {}

@@ -49,13 +49,6 @@ def cost_vector(result: RunResult, sstore_target: int | None) -> dict[CostKey, i
     return costs
 
 
-def uncovered_metrics(costs: dict[CostKey, int], edges: set[tuple[bytes, int, bool]]
-                      ) -> set[CostKey]:
-    """Branch metrics whose wanted side no run has taken yet (prediction prefers them)."""
-    return {key for key in costs if isinstance(key, tuple)
-            and key[0] != "sstore" and (key[1], key[2], key[4]) not in edges}
-
-
 @dataclass
 class Coverage:
     """What the whole campaign has covered: blocks, branch edges and path ids."""
@@ -63,7 +56,6 @@ class Coverage:
     blocks: set[tuple[bytes, int]] = field(default_factory=set)
     edges: set[tuple[bytes, int, bool]] = field(default_factory=set)
     paths: set[int] = field(default_factory=set)
-    jumpis: set[tuple[bytes, int]] = field(default_factory=set)
 
     def merge(self, result: RunResult) -> tuple[bool, int, int]:
         """Add a run; return (new path?, new blocks, new edges)."""
@@ -80,10 +72,4 @@ class Coverage:
             fresh = result.edges - self.edges
             new_edges = len(fresh)
             self.edges |= fresh
-            self.jumpis.update((code_hash, pc) for code_hash, pc, _ in fresh)
         return new_path, new_blocks, new_edges
-
-    def just_missed(self) -> set[tuple[bytes, int, bool]]:
-        """Branch sides not covered whose JUMPI was reached (sFuzz's just-missed branches)."""
-        return {(code_hash, pc, side) for code_hash, pc in self.jumpis for side in (True, False)
-                if (code_hash, pc, side) not in self.edges}

@@ -69,7 +69,6 @@ class FuzzStats:
     execs: int = 0
     started: float = field(default_factory=time.perf_counter)
     last_new_path_exec: int = 0
-    last_new_path_time: float = field(default_factory=time.perf_counter)
     transactions: int = 0
     probes: int = 0
 
@@ -172,7 +171,7 @@ class Fuzzer:
             self.distance.observe(result)
         self.events.on_run(result)
         new_path, new_blocks, new_edges = self.coverage.merge(result)
-        seed = self._add(result, proposal, new_edges) if new_path else None
+        seed = self._add(result, proposal) if new_path else None
         novelty = Novelty(new_path, new_blocks, new_edges, seed)
         if self.oracles:
             self._check(result)
@@ -196,13 +195,11 @@ class Fuzzer:
         return seeds
 
     # ------------------------------------------------------------------ feedback
-    def _add(self, result: RunResult, proposal: Proposal, new_edges: int) -> Seed:
+    def _add(self, result: RunResult, proposal: Proposal) -> Seed:
         stats = self.stats
         stats.last_new_path_exec = stats.execs
-        stats.last_new_path_time = time.perf_counter()
         distance = self.distance(result) if self.distance is not None else None
         seed = self.make_seed(result, proposal.origin, stats.execs, distance)
-        seed.new_edges = new_edges
         seed.adaptive = proposal.adaptive
         self.corpus.add(seed)
         self.events.on_new_seed(seed)

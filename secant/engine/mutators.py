@@ -65,11 +65,6 @@ class FunctionSpec:
     types: tuple[VType, ...]
     payable: bool
 
-    @property
-    def name(self) -> str:
-        """The function name without its parameter list."""
-        return self.signature.split("(", 1)[0]
-
 
 @dataclass(frozen=True)
 class Mutation:

@@ -46,16 +46,6 @@ class VType:
     elem: VType | None = None
     fields: tuple[VType, ...] = ()
 
-    @property
-    def is_integer(self) -> bool:
-        """Whether prediction can treat the value as an integer."""
-        return self.kind in ("uint", "int", "fbytes")
-
-    @property
-    def is_dynamic_container(self) -> bool:
-        """bytes, string and ``T[]``: values whose length is itself a parameter."""
-        return self.kind in ("bytes", "string") or (self.kind == "array" and self.length is None)
-
     def __str__(self) -> str:
         if self.kind in ("uint", "int"):
             return f"{self.kind}{self.bits}"

@@ -108,3 +108,24 @@ def test_sequence_length_bound_and_adaptive_share_are_applied(tmp_path: Path) ->
     lengths = {int(n) for n in summary["sequences"]["lengths"]}
     assert max(lengths) == 3
     assert summary["adaptive"]["share"] == 0.5 and summary["adaptive"]["picks"] > 0
+
+
+def test_list_oracles_names_each_with_its_swc() -> None:
+    proc = run_cli("fuzz", "--list-oracles")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[:2] == ["assertion", "SWC-110"]
+
+
+@needs_node
+def test_oracles_option_chooses_the_detectors(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    proc = run_cli("fuzz", str(EXAMPLES / "DerivedConstant.sol"), "--execs", "500",
+                   "--seed", "3", "--oracles", "", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["oracles"] == [] and summary["findings"] == []  # the assert goes unseen
+    bad = run_cli("fuzz", str(EXAMPLES / "DerivedConstant.sol"), "--execs", "10",
+                  "--oracles", "assertion,reentrancy", "--out", str(tmp_path / "bad"))
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [
+        "error: unknown oracle 'reentrancy'; choose from assertion (see --list-oracles)"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from secant.engine.feedback import Coverage, cost_vector, uncovered_metrics
+from secant.engine.feedback import Coverage, cost_vector
 from secant.targets.contract import bucket, path_hash
 from secant.types import RunResult, TxOutcome
 
@@ -46,12 +46,6 @@ def test_transactions_have_separate_metrics_and_sstore_distance() -> None:
                                                              [0, 1]), None)
 
 
-def test_uncovered_metrics_prefer_sides_never_taken() -> None:
-    costs = {(0, H, 10, 0, True): 2, (0, H, 20, 0, False): 4, ("sstore", 0, H, 1, 0): 9}
-    edges = {(H, 10, False), (H, 20, True), (H, 20, False)}
-    assert uncovered_metrics(costs, edges) == {(0, H, 10, 0, True)}
-
-
 def test_hit_count_buckets_and_path_ids() -> None:
     assert [bucket(n) for n in (1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 127, 128, 10**6)] == \
         [1, 2, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8]
@@ -64,12 +58,11 @@ def test_hit_count_buckets_and_path_ids() -> None:
     assert path_hash(loop + other, 0) != path_hash(other + loop, 0)  # order matters
 
 
-def test_coverage_merge_reports_news_and_just_missed_sides() -> None:
+def test_coverage_merge_reports_what_is_new() -> None:
     cov = Coverage()
     first = result([(H, 10, False, "eq", 0, 1)], [0])
     assert cov.merge(first) == (True, 1, 1)
     assert cov.merge(first) == (False, 0, 0)
-    assert cov.just_missed() == {(H, 10, True)}
     second = result([(H, 10, True, "eq", 1, 1)], [0])
     assert cov.merge(second) == (True, 0, 1)
-    assert cov.just_missed() == set()
+    assert cov.edges == {(H, 10, False), (H, 10, True)}

@@ -12,7 +12,6 @@ from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
 from secant.compile.solidity import CompileOptions
 from secant.engine.fuzzer import FuzzConfig
-from secant.engine.mutators import FunctionSpec
 from secant.oracles.assertion import AssertionOracle
 from secant.targets.contract import ContractTarget
 from secant.types import Tx
@@ -78,6 +77,3 @@ def test_campaign_reports_all_five_asserts_with_sequences() -> None:
     replay = ContractTarget(TestChain.setup(checks(False), contract="Checks")).run(first.case)
     assert replay.panics
 
-
-def test_function_spec_name() -> None:
-    assert FunctionSpec("check(uint256)", None, (), False).name == "check"

@@ -39,7 +39,6 @@ class AdaptiveSeeds:
 
     def __init__(self) -> None:
         self.best: dict[BranchSide, Closest] = {}
-        self.improvements = 0
 
     def __len__(self) -> int:
         return len(self.best)
@@ -63,8 +62,6 @@ class AdaptiveSeeds:
             if current is None or distance < current.distance:
                 best[side] = Closest(distance, case, execs)
                 improved = True
-        if improved:
-            self.improvements += 1
         return improved
 
     def forget_covered(self, edges: set[tuple[bytes, int, bool]]) -> None:

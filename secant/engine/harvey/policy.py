@@ -245,7 +245,6 @@ class HarveyPolicy(Policy):
         self.fuzzer.refresh_distances()
         index = self.schedule.choose(corpus.stats, self.rng)
         seed = corpus[index]
-        seed.picked += 1
         return seed, self.schedule.energy(corpus.stats, index), False
 
     def _adaptive_seed(self, closest: Closest) -> Generator[Proposal, Outcome, Seed | None]:
