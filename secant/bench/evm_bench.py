@@ -3,9 +3,11 @@
 Workloads (Solidity in ``bench/contracts/``, compiled with solc-js):
 ERC-20 ``transfer`` (recipient cycling over 50 addresses), a storage-heavy loop, a
 keccak-heavy nested-mapping workload and a CALL-heavy loop. Each is measured three ways:
-secant without observers, secant with the fuzzer's coverage + comparison observers, and
-py-evm. secant runs whole transactions (validation, fees, refunds); py-evm runs its cheapest
-message path. Both restore the state after every iteration. Figures are best-of-N rates.
+secant without an inspector ("plain"), secant with the inspector the fuzzer attaches to every
+run, a default ``TraceRecorder`` ("instrumented": block coverage, branch edges and comparison
+operands, storage writes, panics), and py-evm. secant runs whole transactions (validation,
+fees, refunds); py-evm runs its cheapest message path. Both restore the state after every
+iteration. Figures are best-of-N rates.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from typing import Any
 from secant.bench.pyevm_baseline import PyEvmRunner, PyEvmUnavailable
 from secant.evm.env import BlockEnv
 from secant.evm.forks import CANCUN
-from secant.evm.inspector import Inspector, MultiInspector
-from secant.evm.observers import ComparisonObserver, CoverageObserver
+from secant.evm.inspector import Inspector
 from secant.evm.state import WorldState
 from secant.evm.transaction import Transaction, apply_transaction
+from secant.targets.trace import TraceRecorder
 
 CONTRACTS = Path(__file__).resolve().parents[2] / "bench" / "contracts"
 SENDER = 0xB0B0000000000000000000000000000000000001
@@ -65,23 +67,6 @@ class _StepCounter(Inspector):
 
     def on_step(self, frame: Any, pc: int, opcode: int, stack: list[int]) -> None:
         self.steps += 1
-
-
-class FuzzerObservers(MultiInspector):
-    """What a fuzzer attaches: block coverage and every branch's comparison operands."""
-
-    def __init__(self) -> None:
-        self.coverage = CoverageObserver()
-        self.comparisons = ComparisonObserver()
-        super().__init__(self.coverage, self.comparisons)
-        # Two hooks only: bind them directly instead of fanning out through the base class.
-        self.on_block = self.coverage.on_block  # type: ignore[method-assign]
-        self.on_branch = self.comparisons.on_branch  # type: ignore[method-assign]
-
-    def reset(self) -> None:
-        """Forget the previous test case."""
-        self.coverage.reset()
-        self.comparisons.reset()
 
 
 class Bench:
@@ -151,18 +136,23 @@ class Bench:
             raise RuntimeError(f"{w.name} failed: {result.error}")
         return counter.steps
 
-    def rate(self, w: Workload, inspector: FuzzerObservers | None, iterations: int,
+    def rate(self, w: Workload, recorder: TraceRecorder | None, iterations: int,
              repeats: int) -> float:
-        """Best-of-``repeats`` transactions per second."""
+        """Best-of-``repeats`` transactions per second (instrumented when ``recorder`` is set).
+
+        Each transaction is a fresh one-transaction test case for the recorder (containers
+        reset, transaction 0 begun), as ``bench/engine.py`` measures the instrumented EVM.
+        """
         state = self.state
         best = 0.0
         for _ in range(repeats):
             start = time.perf_counter()
             for i in range(iterations):
                 snapshot = state.snapshot()
-                if inspector is not None:
-                    inspector.reset()
-                result = self._tx(w.target, w.calldata(i), inspector)
+                if recorder is not None:
+                    recorder.reset()
+                    recorder.begin_tx(0)
+                result = self._tx(w.target, w.calldata(i), recorder)
                 state.revert(snapshot)
                 if not result.success:
                     raise RuntimeError(f"{w.name} failed: {result.error}")
@@ -198,9 +188,9 @@ def run(quick: bool = False, with_pyevm: bool = True,
         n = max(5, iterations // per_tx_cost)
         # Warm-up: decoding and compiling the plain and traced tables happens once per code.
         bench.rate(w, None, max(2, n // 10), 1)
-        bench.rate(w, FuzzerObservers(), max(2, n // 10), 1)
+        bench.rate(w, TraceRecorder(), max(2, n // 10), 1)
         plain = bench.rate(w, None, n, repeats)
-        traced = bench.rate(w, FuzzerObservers(), n, repeats)
+        traced = bench.rate(w, TraceRecorder(), n, repeats)
         pyevm: float | None = None
         if runner is not None:
             pyevm = _pyevm_rate(runner, w, max(3, n // 8), repeats)

@@ -30,10 +30,8 @@ from secant.errors import SecantError
 from secant.evm.analysis import analyze
 from secant.evm.crypto import keccak256
 from secant.evm.forks import CANCUN, Fork
-from secant.evm.opcodes import HALTS, JUMP, JUMPI, OPS
+from secant.evm.opcodes import DUP1, DUP16, HALTS, JUMP, JUMPI, OPS, PUSH0, PUSH32, SWAP1, SWAP16
 
-_PUSH0, _PUSH1, _PUSH32 = 0x5F, 0x60, 0x7F
-_DUP1, _DUP16, _SWAP1, _SWAP16, _POP = 0x80, 0x8F, 0x90, 0x9F, 0x50
 
 class ControlFlowGraph:
     """Basic blocks of one code and the edges between them (see the module docstring)."""
@@ -121,13 +119,13 @@ class ControlFlowGraph:
             return stack.pop() if stack else None
 
         for _, op, value in instructions:
-            if op == _PUSH0 or _PUSH1 <= op <= _PUSH32:
+            if PUSH0 <= op <= PUSH32:
                 stack.append(value)
-            elif _DUP1 <= op <= _DUP16:
-                n = op - _DUP1 + 1
+            elif DUP1 <= op <= DUP16:
+                n = op - DUP1 + 1
                 stack.append(stack[-n] if n <= len(stack) else None)
-            elif _SWAP1 <= op <= _SWAP16:
-                n = op - _SWAP1 + 1
+            elif SWAP1 <= op <= SWAP16:
+                n = op - SWAP1 + 1
                 while len(stack) < n + 1:
                     stack.insert(0, None)
                 stack[-1], stack[-1 - n] = stack[-1 - n], stack[-1]

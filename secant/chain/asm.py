@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from secant.evm.opcodes import BY_NAME
+from secant.evm.opcodes import BY_NAME, PUSH0
 
 __all__ = ["Item", "Label", "Ref", "assemble", "deployer"]
 
@@ -47,7 +47,7 @@ def _push(value: int) -> bytes:
     if value < 0 or value >= 1 << 256:
         raise ValueError(f"cannot push {value}: not a 256-bit word")
     width = max(1, (value.bit_length() + 7) // 8)
-    return bytes([0x5F + width]) + value.to_bytes(width, "big")
+    return bytes([PUSH0 + width]) + value.to_bytes(width, "big")
 
 
 def _size(item: Item) -> int:

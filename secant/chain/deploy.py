@@ -38,6 +38,7 @@ from secant.chain.errors import ConstructorReverted, DeploymentFailed
 from secant.compile.artifacts import Bytecode, Compilation, CompiledContract
 from secant.compile.srcmap import SourceLocation
 from secant.evm.inspector import Inspector
+from secant.evm.opcodes import CREATE, CREATE2
 from secant.evm.transaction import TxResult
 
 __all__ = [
@@ -48,7 +49,7 @@ __all__ = [
     "matches_runtime",
 ]
 
-_CREATE_KINDS = (0xF0, 0xF5)
+_CREATE_KINDS = (CREATE, CREATE2)
 
 
 @dataclass(eq=False)

@@ -48,8 +48,8 @@ def bench_evm(
             f"{f.traced_tx_s * f.opcodes_per_tx / 1e6:.2f}", ratio,
         )
     Console(width=150).print(table)
-    typer.echo("secant: whole transactions, state restored after each; instrumented = block "
-               "coverage + every branch's comparison operands. py-evm: "
+    typer.echo("secant: whole transactions, state restored after each; instrumented = the "
+               "fuzzer's trace recorder (coverage, comparisons, storage, panics). py-evm: "
                "CancunComputation.apply_computation with snapshot/revert.")
     if json_path is not None:
         json_path.write_text(json.dumps([f.__dict__ for f in figures], indent=2) + "\n")

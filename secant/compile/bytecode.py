@@ -15,6 +15,7 @@ from secant.abi import Abi
 from secant.compile.artifacts import Bytecode, Compilation, CompiledContract
 from secant.compile.errors import InputError
 from secant.compile.srcmap import code_bytes
+from secant.evm.opcodes import CALLDATACOPY, CALLDATALOAD, CALLDATASIZE, CODECOPY, immediate_size
 
 BYTECODE_SUFFIXES = (".bin", ".bin-runtime", ".hex", ".evm")
 """File suffixes read as hex bytecode."""
@@ -27,11 +28,11 @@ def looks_like_creation(code: bytes) -> bool:
     pc = 0
     while pc < len(code):
         op = code[pc]
-        if op == 0x39:  # CODECOPY
+        if op == CODECOPY:
             return True
-        if op in (0x35, 0x36, 0x37):  # CALLDATALOAD / CALLDATASIZE / CALLDATACOPY
+        if op in (CALLDATALOAD, CALLDATASIZE, CALLDATACOPY):
             return False
-        pc += 1 + (op - 0x5F if 0x60 <= op <= 0x7F else 0)
+        pc += 1 + immediate_size(op)
     return False
 
 

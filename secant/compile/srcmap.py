@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from secant.evm.opcodes import immediate_size
+
 _PLACEHOLDER_RE = re.compile(r"__.{36}__")
 
 
@@ -62,7 +64,7 @@ def instruction_offsets(code: bytes) -> list[int]:
     while pc < size:
         offsets.append(pc)
         op = code[pc]
-        pc += 1 + (op - 0x5F if 0x60 <= op <= 0x7F else 0)
+        pc += 1 + immediate_size(op)
     return offsets
 
 

@@ -9,14 +9,14 @@ JUMPDEST, so no instruction can observe gas charged early.
 
 Variants. The same code gets up to three compiled tables (``blockgen.py``), built lazily:
 ``PLAIN`` (no instrumentation), ``TRACED`` (branch, storage, log and block-value hooks) and
-``STEPPED`` (also ``on_step`` before every instruction, for taint tracking and debuggers).
+``STEPPED`` (also ``on_step`` before every instruction, for counting and debugging).
 """
 
 from __future__ import annotations
 
 from secant.evm.blockgen import PLAIN, STEPPED, TRACED, BlockFn, Instruction, compile_blocks
 from secant.evm.forks import Fork
-from secant.evm.opcodes import HALTS, JUMP, JUMPDEST, JUMPI, READS_GAS
+from secant.evm.opcodes import HALTS, JUMP, JUMPDEST, JUMPI, READS_GAS, immediate_size
 
 __all__ = ["PLAIN", "STEPPED", "TRACED", "CodeAnalysis", "analyze"]
 
@@ -29,8 +29,8 @@ def _decode(code: bytes) -> tuple[list[Instruction], frozenset[int]]:
     pc = 0
     while pc < n:
         op = code[pc]
-        if 0x60 <= op <= 0x7F:
-            width = op - 0x5F
+        width = immediate_size(op)
+        if width:
             raw = code[pc + 1 : pc + 1 + width]
             # A PUSH cut off by the end of code reads zeros past the end.
             value = int.from_bytes(raw, "big") << (8 * (width - len(raw)))

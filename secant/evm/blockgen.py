@@ -33,7 +33,84 @@ from secant.evm.instructions import (
     storage,
     system,
 )
-from secant.evm.opcodes import HALTS, JUMP, JUMPDEST, JUMPI, OPS
+from secant.evm.opcodes import (
+    ADD,
+    ADDMOD,
+    ADDRESS,
+    AND,
+    BASEFEE,
+    BLOBBASEFEE,
+    BLOCKHASH,
+    BYTE,
+    CALL,
+    CALLCODE,
+    CALLDATALOAD,
+    CALLDATASIZE,
+    CALLER,
+    CALLVALUE,
+    CHAINID,
+    CLZ,
+    CODESIZE,
+    COINBASE,
+    CREATE,
+    CREATE2,
+    DELEGATECALL,
+    DIV,
+    DUP1,
+    DUP16,
+    EQ,
+    EXP,
+    GAS,
+    GASLIMIT,
+    GASPRICE,
+    GT,
+    HALTS,
+    ISZERO,
+    JUMP,
+    JUMPDEST,
+    JUMPI,
+    KECCAK256,
+    LOG0,
+    LOG4,
+    LT,
+    MLOAD,
+    MOD,
+    MSIZE,
+    MSTORE,
+    MSTORE8,
+    MUL,
+    MULMOD,
+    NOT,
+    NUMBER,
+    OPS,
+    OR,
+    ORIGIN,
+    PC,
+    POP,
+    PREVRANDAO,
+    PUSH0,
+    PUSH32,
+    RETURN,
+    RETURNDATASIZE,
+    REVERT,
+    SAR,
+    SDIV,
+    SGT,
+    SHL,
+    SHR,
+    SIGNEXTEND,
+    SLOAD,
+    SLT,
+    SMOD,
+    SSTORE,
+    STATICCALL,
+    STOP,
+    SUB,
+    SWAP1,
+    SWAP16,
+    TIMESTAMP,
+    XOR,
+)
 
 PLAIN, TRACED, STEPPED = 0, 1, 2
 STACK_LIMIT = 1024
@@ -50,51 +127,54 @@ for _module in (arithmetic, comparison, control_flow, environment, log, stack, s
 # Pure two-operand operations: template over top ``a`` and second ``b``, and the folding
 # function for constants.
 _BINARY: dict[int, tuple[str, Callable[[int, int], int]]] = {
-    0x01: ("({a} + {b}) & M", lambda a, b: (a + b) & M),
-    0x02: ("({a} * {b}) & M", lambda a, b: (a * b) & M),
-    0x03: ("({a} - {b}) & M", lambda a, b: (a - b) & M),
-    0x04: ("({a} // {b} if {b} else 0)", lambda a, b: a // b if b else 0),
-    0x05: ("sdiv({a}, {b})", arithmetic.sdiv),
-    0x06: ("({a} % {b} if {b} else 0)", lambda a, b: a % b if b else 0),
-    0x07: ("smod({a}, {b})", arithmetic.smod),
-    0x0B: ("signextend({a}, {b})", arithmetic.signextend),
-    0x10: ("(1 if {a} < {b} else 0)", lambda a, b: 1 if a < b else 0),
-    0x11: ("(1 if {a} > {b} else 0)", lambda a, b: 1 if a > b else 0),
-    0x12: ("(1 if ({a} ^ SIGN) < ({b} ^ SIGN) else 0)",
+    ADD: ("({a} + {b}) & M", lambda a, b: (a + b) & M),
+    MUL: ("({a} * {b}) & M", lambda a, b: (a * b) & M),
+    SUB: ("({a} - {b}) & M", lambda a, b: (a - b) & M),
+    DIV: ("({a} // {b} if {b} else 0)", lambda a, b: a // b if b else 0),
+    SDIV: ("sdiv({a}, {b})", arithmetic.sdiv),
+    MOD: ("({a} % {b} if {b} else 0)", lambda a, b: a % b if b else 0),
+    SMOD: ("smod({a}, {b})", arithmetic.smod),
+    SIGNEXTEND: ("signextend({a}, {b})", arithmetic.signextend),
+    LT: ("(1 if {a} < {b} else 0)", lambda a, b: 1 if a < b else 0),
+    GT: ("(1 if {a} > {b} else 0)", lambda a, b: 1 if a > b else 0),
+    SLT: ("(1 if ({a} ^ SIGN) < ({b} ^ SIGN) else 0)",
            lambda a, b: 1 if (a ^ SIGN) < (b ^ SIGN) else 0),
-    0x13: ("(1 if ({a} ^ SIGN) > ({b} ^ SIGN) else 0)",
+    SGT: ("(1 if ({a} ^ SIGN) > ({b} ^ SIGN) else 0)",
            lambda a, b: 1 if (a ^ SIGN) > (b ^ SIGN) else 0),
-    0x14: ("(1 if {a} == {b} else 0)", lambda a, b: 1 if a == b else 0),
-    0x16: ("{a} & {b}", lambda a, b: a & b),
-    0x17: ("{a} | {b}", lambda a, b: a | b),
-    0x18: ("{a} ^ {b}", lambda a, b: a ^ b),
-    0x1A: ("byte({a}, {b})", comparison.byte),
-    0x1B: ("(({b} << {a}) & M if {a} < 256 else 0)", lambda a, b: (b << a) & M if a < 256 else 0),
-    0x1C: ("({b} >> {a} if {a} < 256 else 0)", lambda a, b: b >> a if a < 256 else 0),
-    0x1D: ("sar({a}, {b})", comparison.sar),
+    EQ: ("(1 if {a} == {b} else 0)", lambda a, b: 1 if a == b else 0),
+    AND: ("{a} & {b}", lambda a, b: a & b),
+    OR: ("{a} | {b}", lambda a, b: a | b),
+    XOR: ("{a} ^ {b}", lambda a, b: a ^ b),
+    BYTE: ("byte({a}, {b})", comparison.byte),
+    SHL: ("(({b} << {a}) & M if {a} < 256 else 0)", lambda a, b: (b << a) & M if a < 256 else 0),
+    SHR: ("({b} >> {a} if {a} < 256 else 0)", lambda a, b: b >> a if a < 256 else 0),
+    SAR: ("sar({a}, {b})", comparison.sar),
 }
-_TERNARY: dict[int, tuple[str, Callable[[int, int, int], int]]] = {
-    0x08: ("addmod({a}, {b}, {c})", arithmetic.addmod),
-    0x09: ("mulmod({a}, {b}, {c})", arithmetic.mulmod),
+# Pure three-operand operations: template over top ``a``, then ``b`` and ``c``.
+_TERNARY: dict[int, str] = {
+    ADDMOD: "addmod({a}, {b}, {c})",
+    MULMOD: "mulmod({a}, {b}, {c})",
 }
-_DIFFERENCES = frozenset({0x03, 0x18})  # SUB, XOR
+_DIFFERENCES = frozenset({SUB, XOR})
 _NEGATE = {
     "eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "gt": "le", "le": "gt",
     "slt": "sge", "sge": "slt", "sgt": "sle", "sle": "sgt",
 }
 # Values that cannot change while a frame runs: pushed as expressions, not copied to locals.
-_FRAME_CONSTANTS = {0x30: "f.address", 0x33: "f.caller", 0x34: "f.value",
-                    0x36: "len(f.calldata)"}
+_FRAME_CONSTANTS = {ADDRESS: "f.address", CALLER: "f.caller", CALLVALUE: "f.value",
+                    CALLDATASIZE: "len(f.calldata)"}
 # Reads whose value is fixed for the block but not for the frame: copied into a local.
 _READS = {
-    0x32: "f.evm.origin", 0x3A: "f.evm.gas_price", 0x3D: "len(f.return_data)",
-    0x46: "f.env.chain_id", 0x59: "len(f.memory)", 0x5A: "f.gas",
-    0x41: "f.env.coinbase", 0x42: "f.env.timestamp", 0x43: "f.env.number",
-    0x44: "f.env.prev_randao", 0x45: "f.env.gas_limit", 0x48: "f.env.base_fee",
-    0x4A: "f.evm.blob_base_fee",
+    ORIGIN: "f.evm.origin", GASPRICE: "f.evm.gas_price", RETURNDATASIZE: "len(f.return_data)",
+    CHAINID: "f.env.chain_id", MSIZE: "len(f.memory)", GAS: "f.gas",
+    COINBASE: "f.env.coinbase", TIMESTAMP: "f.env.timestamp", NUMBER: "f.env.number",
+    PREVRANDAO: "f.env.prev_randao", GASLIMIT: "f.env.gas_limit", BASEFEE: "f.env.base_fee",
+    BLOBBASEFEE: "f.evm.blob_base_fee",
 }
-_BLOCK_VALUES = frozenset({0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x48, 0x4A})
-_CALLS = frozenset({0xF0, 0xF1, 0xF2, 0xF4, 0xF5, 0xFA})
+# Reads reported to inspectors as block values (BLOCKHASH is not in _READS: it pops).
+_BLOCK_VALUES = frozenset(
+    {BLOCKHASH, COINBASE, TIMESTAMP, NUMBER, PREVRANDAO, GASLIMIT, BASEFEE, BLOBBASEFEE})
+_CALLS = frozenset({CREATE, CALL, CALLCODE, DELEGATECALL, CREATE2, STATICCALL})
 
 
 def _do_return(f: Any, offset: int, size: int) -> None:
@@ -244,13 +324,13 @@ class _BlockWriter:
             self.emit(f"f.pc = {pc}")
             self.emit("raise InvalidOpcode")
             return True
-        if 0x5F <= op <= 0x7F:
+        if PUSH0 <= op <= PUSH32:
             self.push(hex(value))
-        elif 0x80 <= op <= 0x8F:
-            self.dup(op - 0x7F)
-        elif 0x90 <= op <= 0x9F:
-            self.swap(op - 0x8F)
-        elif op == 0x50:
+        elif DUP1 <= op <= DUP16:
+            self.dup(op - DUP1 + 1)
+        elif SWAP1 <= op <= SWAP16:
+            self.swap(op - SWAP1 + 1)
+        elif op == POP:
             self.pop()
         elif op == JUMPDEST:
             pass
@@ -269,7 +349,7 @@ class _BlockWriter:
                     # solc tests equality as JUMPI(SUB(a, b)) or XOR: nonzero iff a != b,
                     # so the branch is a != b with both operands, not "difference != 0".
                     self.meta[name] = ("ne", a, b)
-        elif op == 0x15:  # ISZERO
+        elif op == ISZERO:
             a = self.pop()
             if _is_const(a) and not traced:
                 self.push("0x1" if int(a, 0) == 0 else "0x0")
@@ -280,60 +360,59 @@ class _BlockWriter:
                     self.meta[name] = (
                         (_NEGATE[inner[0]], inner[1], inner[2]) if inner else ("eq", a, "0")
                     )
-        elif op == 0x19:  # NOT
+        elif op == NOT:
             a = self.pop()
             if _is_const(a):
                 self.push(hex(int(a, 0) ^ M))
             else:
                 self.assign(f"{a} ^ M")
-        elif op == 0x1E:  # CLZ
+        elif op == CLZ:
             a = self.pop()
             self.assign(f"256 - {a}.bit_length()")
         elif op in _TERNARY:
-            template, fold3 = _TERNARY[op]
             a, b, c = self.pop(), self.pop(), self.pop()
-            self.assign(template.format(a=a, b=b, c=c))
-        elif op == 0x0A:
+            self.assign(_TERNARY[op].format(a=a, b=b, c=c))
+        elif op == EXP:
             a = self.pop()
             b = self.pop()
             self.assign(f"exp(f, {a}, {b})")
         elif op in _FRAME_CONSTANTS:
             self.push(_FRAME_CONSTANTS[op])
-        elif op == 0x58:
+        elif op == PC:
             self.push(hex(pc))
         elif op in _READS:
             name = self.assign(_READS[op])
             if traced and op in _BLOCK_VALUES:
                 self.emit(f"f.evm.inspector.on_block_value(f, {pc}, {op}, {name})")
-        elif op == 0x40:  # BLOCKHASH
+        elif op == BLOCKHASH:
             a = self.pop()
             name = self.assign(f"f.env.block_hash({a})")
             if traced:
                 self.emit(f"f.evm.inspector.on_block_value(f, {pc}, {op}, {name})")
-        elif op == 0x51:
+        elif op == MLOAD:
             a = self.pop()
             self.assign(f"mload(f, {a})")
-        elif op == 0x52:
+        elif op == MSTORE:
             a = self.pop()
             b = self.pop()
             self.emit(f"mstore(f, {a}, {b})")
-        elif op == 0x53:
+        elif op == MSTORE8:
             a = self.pop()
             b = self.pop()
             self.emit(f"mstore8(f, {a}, {b})")
-        elif op == 0x35:
+        elif op == CALLDATALOAD:
             a = self.pop()
             self.assign(f"calldataload(f, {a})")
-        elif op == 0x20:
+        elif op == KECCAK256:
             a = self.pop()
             b = self.pop()
             self.assign(f"keccak_memory(f, {a}, {b})")
-        elif op == 0x54:
+        elif op == SLOAD:
             a = self.pop()
             name = self.assign(f"sload(f, {a})")
             if traced:
                 self.emit(f"{name} = f.evm.inspector.on_sload(f, {pc}, {a}, {name})")
-        elif op == 0x55:
+        elif op == SSTORE:
             a = self.pop()
             b = self.pop()
             if traced:
@@ -380,23 +459,23 @@ class _BlockWriter:
                 self.lines[i] = "    " + self.lines[i]
             self.emit(f"return {next_pc}")
             return True
-        elif op == 0x00:
+        elif op == STOP:
             self.emit(f"f.pc = {pc}")
             self.emit("raise Stop")
             return True
-        elif op == 0xF3 or op == 0xFD:
+        elif op == RETURN or op == REVERT:
             a = self.pop()
             b = self.pop()
             self.emit(f"f.pc = {pc}")
-            self.emit(f"{'do_return' if op == 0xF3 else 'do_revert'}(f, {a}, {b})")
+            self.emit(f"{'do_return' if op == RETURN else 'do_revert'}(f, {a}, {b})")
             return True
-        elif 0xA0 <= op <= 0xA4:
+        elif LOG0 <= op <= LOG4:
             self.flush()
             if traced:
-                self.emit(f"topics, data = log_event(s, f, {op - 0xA0})")
+                self.emit(f"topics, data = log_event(s, f, {op - LOG0})")
                 self.emit(f"f.evm.inspector.on_log(f, {pc}, topics, data)")
             else:
-                self.emit(f"log_event(s, f, {op - 0xA0})")
+                self.emit(f"log_event(s, f, {op - LOG0})")
         else:
             # Everything else runs its stack handler on the real stack.
             self.flush()
@@ -449,7 +528,7 @@ def block_source(
             w.flush()
             w.emit(f"f.pc = {pc}")
             w.emit(f"f.evm.inspector.on_step(f, {pc}, {op}, s)")
-        if op == 0x38:  # CODESIZE is a constant of the code
+        if op == CODESIZE:  # a constant of the code
             w.push(hex(code_len))
             continue
         if w.instruction(pc, op, value, next_pc, fork):

@@ -23,8 +23,9 @@ def fake_exponential(factor: int, numerator: int, denominator: int) -> int:
 class BlockEnv:
     """Values the block-information opcodes read.
 
-    ``prev_randao`` also answers DIFFICULTY (opcode 0x44) on pre-merge forks. ``block_hashes``
-    maps a block number to its hash; BLOCKHASH of any other recent block returns 0.
+    ``prev_randao`` also answers DIFFICULTY (PREVRANDAO's opcode before the merge).
+    ``block_hashes`` maps a block number to its hash; BLOCKHASH of any other recent block
+    returns 0.
     """
 
     coinbase: int = 0

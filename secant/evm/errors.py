@@ -67,15 +67,3 @@ class ReturnDataOutOfBounds(ExceptionalHalt):
     """RETURNDATACOPY beyond the return data."""
 
     reason = "return data out of bounds"
-
-
-class CodeRejected(ExceptionalHalt):
-    """Created code starts with 0xEF (EIP-3541) or exceeds the size limit (EIP-170)."""
-
-    reason = "created code rejected"
-
-
-class PrecompileFailed(ExceptionalHalt):
-    """A precompile rejected its input or ran out of gas."""
-
-    reason = "precompile failure"

@@ -73,10 +73,6 @@ class Fork:
     gas_initcode_word: int = 2
     refund_quotient: int = 5
 
-    def enables(self, name: str) -> bool:
-        """Whether the opcode called ``name`` exists in this fork."""
-        return BY_NAME[name] in self.opcodes
-
     def derive(self, name: str, add: dict[str, int] | None = None, **changes: object) -> Fork:
         """A child fork: new opcodes ``add`` (name -> static gas) plus changed fields."""
         gas = list(self.static_gas)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from secant.evm.opcodes import CREATE, CREATE2
+
 if TYPE_CHECKING:
     from secant.evm.blockgen import BlockFn
     from secant.evm.env import BlockEnv
@@ -101,7 +103,7 @@ class Frame:
     @property
     def is_create(self) -> bool:
         """Whether this frame runs initcode."""
-        return self.kind == 0xF0 or self.kind == 0xF5
+        return self.kind == CREATE or self.kind == CREATE2
 
     def __repr__(self) -> str:
         return f"Frame(depth={self.depth}, address={self.address:#x}, pc={self.pc}, gas={self.gas})"

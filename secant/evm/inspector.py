@@ -27,7 +27,7 @@ class Inspector:
         self, kind: int, sender: int, target: int, code_address: int, value: int, gas: int,
         data: bytes, depth: int, is_static: bool,
     ) -> None:
-        """A message (call or create; kind is its opcode, 0xF1 for a transaction's call)."""
+        """A message (call or create; kind is its opcode, CALL for a transaction's call)."""
 
     def on_message_end(
         self, kind: int, target: int, depth: int, success: bool, reverted: bool, output: bytes,
@@ -66,71 +66,3 @@ class Inspector:
     def on_step(self, frame: Frame, pc: int, opcode: int, stack: list[int]) -> None:
         """Before every instruction (only when ``wants_steps``)."""
 
-
-class MultiInspector(Inspector):
-    """Fans every hook out to several inspectors, in order."""
-
-    def __init__(self, *inspectors: Inspector) -> None:
-        self.inspectors = list(inspectors)
-        self.wants_steps = any(i.wants_steps for i in inspectors)
-
-    def on_message_start(
-        self, kind: int, sender: int, target: int, code_address: int, value: int, gas: int,
-        data: bytes, depth: int, is_static: bool,
-    ) -> None:
-        """Forward."""
-        for i in self.inspectors:
-            i.on_message_start(kind, sender, target, code_address, value, gas, data, depth,
-                               is_static)
-
-    def on_message_end(
-        self, kind: int, target: int, depth: int, success: bool, reverted: bool, output: bytes,
-        gas_left: int, error: str | None, frame: Frame | None,
-    ) -> None:
-        """Forward."""
-        for i in self.inspectors:
-            i.on_message_end(kind, target, depth, success, reverted, output, gas_left, error,
-                             frame)
-
-    def on_block(self, frame: Frame, pc: int) -> None:
-        """Forward."""
-        for i in self.inspectors:
-            i.on_block(frame, pc)
-
-    def on_branch(
-        self, frame: Frame, pc: int, taken: bool, relation: str, lhs: int, rhs: int
-    ) -> None:
-        """Forward."""
-        for i in self.inspectors:
-            i.on_branch(frame, pc, taken, relation, lhs, rhs)
-
-    def on_sload(self, frame: Frame, pc: int, slot: int, value: int) -> int:
-        """Forward; each inspector sees (and may override) the previous one's value."""
-        for i in self.inspectors:
-            value = i.on_sload(frame, pc, slot, value)
-        return value
-
-    def on_sstore(self, frame: Frame, pc: int, slot: int, old: int, new: int) -> None:
-        """Forward."""
-        for i in self.inspectors:
-            i.on_sstore(frame, pc, slot, old, new)
-
-    def on_log(self, frame: Frame, pc: int, topics: tuple[int, ...], data: bytes) -> None:
-        """Forward."""
-        for i in self.inspectors:
-            i.on_log(frame, pc, topics, data)
-
-    def on_selfdestruct(self, frame: Frame, beneficiary: int, balance: int) -> None:
-        """Forward."""
-        for i in self.inspectors:
-            i.on_selfdestruct(frame, beneficiary, balance)
-
-    def on_block_value(self, frame: Frame, pc: int, opcode: int, value: int) -> None:
-        """Forward."""
-        for i in self.inspectors:
-            i.on_block_value(frame, pc, opcode, value)
-
-    def on_step(self, frame: Frame, pc: int, opcode: int, stack: list[int]) -> None:
-        """Forward."""
-        for i in self.inspectors:
-            i.on_step(frame, pc, opcode, stack)

@@ -16,6 +16,7 @@ from secant.evm.crypto import EMPTY_CODE_HASH, keccak256
 from secant.evm.errors import ExceptionalHalt, OutOfGas, Revert, StaticViolation, Stop, Suspend
 from secant.evm.forks import DEFAULT_FORK, Fork
 from secant.evm.frame import Frame
+from secant.evm.opcodes import CALL, CREATE, CREATE2
 from secant.evm.precompiles import PrecompileFailure, PrecompileFn, precompile_table
 
 if TYPE_CHECKING:
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
     from secant.evm.state import WorldState
 
 STACK_DEPTH_LIMIT = 1024
-CALL, CREATE = 0xF1, 0xF0
+# EIP-3541: new code may not start with this byte (reserved for the EVM object format).
+EOF_PREFIX = 0xEF
 OK, REVERTED, FAILED, SUSPENDED = 0, 1, 2, 3
 
 
@@ -280,11 +282,11 @@ class Evm:
         The status can change here: a creation whose code fails the deposit checks fails.
         """
         state = self.state
-        is_create = f.kind == 0xF0 or f.kind == 0xF5
+        is_create = f.kind == CREATE or f.kind == CREATE2
         if status == OK and is_create:
             code = f.output
             deposit = 200 * len(code)
-            if code and code[0] == 0xEF:
+            if code and code[0] == EOF_PREFIX:
                 f.error = "created code starts with 0xEF"
             elif f.gas < deposit:
                 f.error = "out of gas (code deposit)"

@@ -28,7 +28,7 @@ _BALANCE = 1  # (tag, account, old_balance)
 _NONCE = 2  # (tag, account, old_nonce)
 _CODE = 3  # (tag, account, old_code, old_code_hash)
 _ACCOUNT = 4  # (tag, address, old_account_or_None)   account created or deleted
-_SET_ADD = 5  # (tag, set, item)                      warm sets, touched, created, destroyed
+_SET_ADD = 5  # (tag, set, item)                      warm sets, created, destroyed
 _TSTORE = 6  # (tag, dict, key, old_value_or_None)
 _LOG = 7  # (tag, logs_list)
 _REFUND = 8  # (tag, tx_state, old_refund)
@@ -77,7 +77,6 @@ class TxState:
         "transient",
         "original",
         "created",
-        "touched",
         "destroyed",
         "logs",
         "refund",
@@ -90,7 +89,6 @@ class TxState:
         # Storage values at the start of the transaction, recorded at a slot's first write.
         self.original: dict[tuple[int, int], int] = {}
         self.created: set[int] = set()
-        self.touched: set[int] = set()
         self.destroyed: set[int] = set()
         self.logs: list[Log] = []
         self.refund = 0
@@ -184,13 +182,6 @@ class WorldState:
                 _, account, code, code_hash = entry
                 account.code = code
                 account.code_hash = code_hash
-
-    def commit(self, snapshot: int) -> None:
-        """Accept the changes since ``snapshot``.
-
-        The entries stay in the journal so that an enclosing snapshot can still undo them;
-        use ``forget_history`` to drop the whole journal once no snapshot is needed.
-        """
 
     def forget_history(self) -> None:
         """Drop the journal: the current state becomes the base no snapshot can go below."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -435,12 +435,6 @@ def load_file(path: Path, *, derived: bool = True) -> list[StateTest]:
         if derived_file is not None:
             _attach_derived(tests, derived_file)
     return list(tests.values())
-
-
-def iter_cases(tests: Iterable[StateTest]) -> Iterator[Case]:
-    """Every case of ``tests`` in file order."""
-    for test in tests:
-        yield from test.cases
 
 
 # ----------------------------------------------------------------------------- locating

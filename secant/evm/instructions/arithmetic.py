@@ -5,13 +5,26 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from secant.evm.memory import charge
+from secant.evm.opcodes import (
+    ADD,
+    ADDMOD,
+    DIV,
+    EXP,
+    MOD,
+    MUL,
+    MULMOD,
+    SDIV,
+    SIGNEXTEND,
+    SMOD,
+    SUB,
+)
 
 if TYPE_CHECKING:
     from secant.evm.frame import Frame
 
 M = (1 << 256) - 1
 SIGN = 1 << 255
-MOD = 1 << 256
+MODULUS = 1 << 256  # named so as not to shadow the MOD opcode
 
 
 def sdiv(x: int, y: int) -> int:
@@ -19,9 +32,9 @@ def sdiv(x: int, y: int) -> int:
     if y == 0:
         return 0
     if x & SIGN:
-        x -= MOD
+        x -= MODULUS
     if y & SIGN:
-        y -= MOD
+        y -= MODULUS
     q = abs(x) // abs(y)
     return (-q if (x < 0) != (y < 0) else q) & M
 
@@ -31,9 +44,9 @@ def smod(x: int, y: int) -> int:
     if y == 0:
         return 0
     if x & SIGN:
-        x -= MOD
+        x -= MODULUS
     if y & SIGN:
-        y -= MOD
+        y -= MODULUS
     r = abs(x) % abs(y)
     return (-r if x < 0 else r) & M
 
@@ -52,7 +65,7 @@ def exp(f: Frame, base: int, exponent: int) -> int:
     """EXP: 50 gas per byte of the exponent."""
     if exponent:
         charge(f, 50 * ((exponent.bit_length() + 7) >> 3))
-    return pow(base, exponent, MOD)
+    return pow(base, exponent, MODULUS)
 
 
 def signextend(b: int, x: int) -> int:
@@ -136,6 +149,6 @@ def op_signextend(s: list[int], f: Frame, a: Any) -> None:
 
 
 HANDLERS = {
-    0x01: op_add, 0x02: op_mul, 0x03: op_sub, 0x04: op_div, 0x05: op_sdiv, 0x06: op_mod,
-    0x07: op_smod, 0x08: op_addmod, 0x09: op_mulmod, 0x0A: op_exp, 0x0B: op_signextend,
+    ADD: op_add, MUL: op_mul, SUB: op_sub, DIV: op_div, SDIV: op_sdiv, MOD: op_mod,
+    SMOD: op_smod, ADDMOD: op_addmod, MULMOD: op_mulmod, EXP: op_exp, SIGNEXTEND: op_signextend,
 }

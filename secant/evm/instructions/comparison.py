@@ -4,6 +4,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from secant.evm.opcodes import (
+    AND,
+    BYTE,
+    CLZ,
+    EQ,
+    GT,
+    ISZERO,
+    LT,
+    NOT,
+    OR,
+    SAR,
+    SGT,
+    SHL,
+    SHR,
+    SLT,
+    XOR,
+)
+
 if TYPE_CHECKING:
     from secant.evm.frame import Frame
 
@@ -111,9 +129,9 @@ def op_clz(s: list[int], f: Frame, a: Any) -> None:
 
 
 HANDLERS = {
-    0x10: op_lt, 0x11: op_gt, 0x12: op_slt, 0x13: op_sgt, 0x14: op_eq, 0x15: op_iszero,
-    0x16: op_and, 0x17: op_or, 0x18: op_xor, 0x19: op_not, 0x1A: op_byte, 0x1B: op_shl,
-    0x1C: op_shr, 0x1D: op_sar, 0x1E: op_clz,
+    LT: op_lt, GT: op_gt, SLT: op_slt, SGT: op_sgt, EQ: op_eq, ISZERO: op_iszero,
+    AND: op_and, OR: op_or, XOR: op_xor, NOT: op_not, BYTE: op_byte, SHL: op_shl,
+    SHR: op_shr, SAR: op_sar, CLZ: op_clz,
 }
 # The relation each comparison establishes between (top, second) when it yields 1.
-RELATION = {0x10: "lt", 0x11: "gt", 0x12: "slt", 0x13: "sgt", 0x14: "eq", 0x15: "eq"}
+RELATION = {LT: "lt", GT: "gt", SLT: "slt", SGT: "sgt", EQ: "eq", ISZERO: "eq"}

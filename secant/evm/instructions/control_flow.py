@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from secant.evm.errors import InvalidJump, InvalidOpcode, Revert, Stop
 from secant.evm.memory import expand
+from secant.evm.opcodes import GAS, INVALID, JUMP, JUMPI, PC, RETURN, REVERT, STOP
 
 if TYPE_CHECKING:
     from secant.evm.frame import Frame
@@ -69,6 +70,6 @@ def op_invalid(s: list[int], f: Frame, a: Any) -> None:
 
 
 HANDLERS = {
-    0x00: op_stop, 0x56: op_jump, 0x57: op_jumpi, 0x58: op_pc, 0x5A: op_gas, 0xF3: op_return,
-    0xFD: op_revert, 0xFE: op_invalid,
+    STOP: op_stop, JUMP: op_jump, JUMPI: op_jumpi, PC: op_pc, GAS: op_gas, RETURN: op_return,
+    REVERT: op_revert, INVALID: op_invalid,
 }

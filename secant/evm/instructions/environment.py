@@ -7,6 +7,35 @@ from typing import TYPE_CHECKING, Any
 from secant.evm.crypto import EMPTY_CODE_HASH
 from secant.evm.errors import ReturnDataOutOfBounds
 from secant.evm.memory import charge, copy_cost, expand
+from secant.evm.opcodes import (
+    ADDRESS,
+    BALANCE,
+    BASEFEE,
+    BLOBBASEFEE,
+    BLOBHASH,
+    BLOCKHASH,
+    CALLDATACOPY,
+    CALLDATALOAD,
+    CALLDATASIZE,
+    CALLER,
+    CALLVALUE,
+    CHAINID,
+    CODECOPY,
+    CODESIZE,
+    COINBASE,
+    EXTCODECOPY,
+    EXTCODEHASH,
+    EXTCODESIZE,
+    GASLIMIT,
+    GASPRICE,
+    NUMBER,
+    ORIGIN,
+    PREVRANDAO,
+    RETURNDATACOPY,
+    RETURNDATASIZE,
+    SELFBALANCE,
+    TIMESTAMP,
+)
 
 if TYPE_CHECKING:
     from secant.evm.frame import Frame
@@ -211,14 +240,13 @@ def op_blobbasefee(s: list[int], f: Frame, a: Any) -> None:
 
 
 HANDLERS = {
-    0x30: op_address, 0x31: op_balance, 0x32: op_origin, 0x33: op_caller, 0x34: op_callvalue,
-    0x35: op_calldataload, 0x36: op_calldatasize, 0x37: op_calldatacopy, 0x38: op_codesize,
-    0x39: op_codecopy, 0x3A: op_gasprice, 0x3B: op_extcodesize, 0x3C: op_extcodecopy,
-    0x3D: op_returndatasize, 0x3E: op_returndatacopy, 0x3F: op_extcodehash,
-    0x40: op_blockhash, 0x41: op_coinbase, 0x42: op_timestamp, 0x43: op_number,
-    0x44: op_prevrandao, 0x45: op_gaslimit, 0x46: op_chainid, 0x47: op_selfbalance,
-    0x48: op_basefee, 0x49: op_blobhash, 0x4A: op_blobbasefee,
+    ADDRESS: op_address, BALANCE: op_balance, ORIGIN: op_origin, CALLER: op_caller,
+    CALLVALUE: op_callvalue, CALLDATALOAD: op_calldataload, CALLDATASIZE: op_calldatasize,
+    CALLDATACOPY: op_calldatacopy, CODESIZE: op_codesize, CODECOPY: op_codecopy,
+    GASPRICE: op_gasprice, EXTCODESIZE: op_extcodesize, EXTCODECOPY: op_extcodecopy,
+    RETURNDATASIZE: op_returndatasize, RETURNDATACOPY: op_returndatacopy,
+    EXTCODEHASH: op_extcodehash, BLOCKHASH: op_blockhash, COINBASE: op_coinbase,
+    TIMESTAMP: op_timestamp, NUMBER: op_number, PREVRANDAO: op_prevrandao,
+    GASLIMIT: op_gaslimit, CHAINID: op_chainid, SELFBALANCE: op_selfbalance,
+    BASEFEE: op_basefee, BLOBHASH: op_blobhash, BLOBBASEFEE: op_blobbasefee,
 }
-
-# Opcodes whose value depends on the block (reported to inspectors as block-value reads).
-BLOCK_VALUE_OPS = frozenset({0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x48, 0x4A})

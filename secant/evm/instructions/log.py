@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from secant.evm.errors import StaticViolation
 from secant.evm.memory import charge, expand
+from secant.evm.opcodes import LOG0, LOG4
 
 if TYPE_CHECKING:
     from secant.evm.frame import Frame
@@ -32,4 +33,4 @@ def op_log(s: list[int], f: Frame, n: int) -> None:
     log_event(s, f, n)
 
 
-HANDLERS: dict[int, Any] = {0xA0 + n: op_log for n in range(5)}
+HANDLERS: dict[int, Any] = {op: op_log for op in range(LOG0, LOG4 + 1)}

@@ -6,6 +6,22 @@ from typing import TYPE_CHECKING, Any
 
 from secant.evm.crypto import keccak256
 from secant.evm.memory import charge, copy_cost, expand
+from secant.evm.opcodes import (
+    DUP1,
+    DUP16,
+    KECCAK256,
+    MCOPY,
+    MLOAD,
+    MSIZE,
+    MSTORE,
+    MSTORE8,
+    POP,
+    PUSH0,
+    PUSH32,
+    SWAP1,
+    SWAP2,
+    SWAP16,
+)
 
 if TYPE_CHECKING:
     from secant.evm.frame import Frame
@@ -112,10 +128,10 @@ def op_keccak256(s: list[int], f: Frame, a: Any) -> None:
 
 
 HANDLERS = {
-    0x50: op_pop, 0x51: op_mload, 0x52: op_mstore, 0x53: op_mstore8, 0x59: op_msize,
-    0x5E: op_mcopy, 0x20: op_keccak256,
-    **{op: op_push for op in range(0x5F, 0x80)},
-    **{op: op_dup for op in range(0x80, 0x90)},
-    **{op: op_swap for op in range(0x91, 0xA0)},
-    0x90: op_swap1,
+    POP: op_pop, MLOAD: op_mload, MSTORE: op_mstore, MSTORE8: op_mstore8, MSIZE: op_msize,
+    MCOPY: op_mcopy, KECCAK256: op_keccak256,
+    **{op: op_push for op in range(PUSH0, PUSH32 + 1)},
+    **{op: op_dup for op in range(DUP1, DUP16 + 1)},
+    **{op: op_swap for op in range(SWAP2, SWAP16 + 1)},
+    SWAP1: op_swap1,
 }

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from secant.evm.errors import OutOfGas, StaticViolation
 from secant.evm.memory import charge
+from secant.evm.opcodes import SLOAD, SSTORE, TLOAD, TSTORE
 
 if TYPE_CHECKING:
     from secant.evm.frame import Frame
@@ -103,4 +104,4 @@ def op_tstore(s: list[int], f: Frame, a: Any) -> None:
     f.state.set_transient(f.address, slot, value)
 
 
-HANDLERS = {0x54: op_sload, 0x55: op_sstore, 0x5C: op_tload, 0x5D: op_tstore}
+HANDLERS = {SLOAD: op_sload, SSTORE: op_sstore, TLOAD: op_tload, TSTORE: op_tstore}

@@ -14,11 +14,19 @@ from secant.evm.crypto import keccak256
 from secant.evm.errors import OutOfGas, StaticViolation, Stop
 from secant.evm.instructions.environment import ADDRESS_MASK, access_cost
 from secant.evm.memory import MAX_MEMORY_END, charge, expand, expansion_cost, grow
+from secant.evm.opcodes import (
+    CALL,
+    CALLCODE,
+    CREATE,
+    CREATE2,
+    DELEGATECALL,
+    SELFDESTRUCT,
+    STATICCALL,
+)
 
 if TYPE_CHECKING:
     from secant.evm.frame import Frame
 
-CALL, CALLCODE, DELEGATECALL, STATICCALL, CREATE, CREATE2 = 0xF1, 0xF2, 0xF4, 0xFA, 0xF0, 0xF5
 CALL_VALUE = 9000
 NEW_ACCOUNT = 25000
 STIPEND = 2300
@@ -185,6 +193,6 @@ def op_selfdestruct(s: list[int], f: Frame, a: Any) -> None:
 
 
 HANDLERS = {
-    0xF0: op_create, 0xF1: op_call, 0xF2: op_callcode, 0xF4: op_delegatecall,
-    0xF5: op_create2, 0xFA: op_staticcall, 0xFF: op_selfdestruct,
+    CREATE: op_create, CALL: op_call, CALLCODE: op_callcode, DELEGATECALL: op_delegatecall,
+    CREATE2: op_create2, STATICCALL: op_staticcall, SELFDESTRUCT: op_selfdestruct,
 }

@@ -27,7 +27,6 @@ Fq2 = tuple[int, int]
 Fq6 = tuple[int, int, int, int, int, int]
 Fq12 = tuple[Fq6, Fq6]
 
-FQ2_ZERO: Fq2 = (0, 0)
 FQ2_ONE: Fq2 = (1, 0)
 FQ6_ZERO: Fq6 = (0, 0, 0, 0, 0, 0)
 FQ6_ONE: Fq6 = (1, 0, 0, 0, 0, 0)
@@ -46,11 +45,6 @@ def fq2_sub(a: Fq2, b: Fq2) -> Fq2:
     return ((a[0] - b[0]) % P, (a[1] - b[1]) % P)
 
 
-def fq2_neg(a: Fq2) -> Fq2:
-    """Return ``-a``."""
-    return (-a[0] % P, -a[1] % P)
-
-
 def fq2_conj(a: Fq2) -> Fq2:
     """Return the conjugate ``a^p`` of ``a``."""
     return (a[0], -a[1] % P)
@@ -61,11 +55,6 @@ def fq2_mul(a: Fq2, b: Fq2) -> Fq2:
     a0, a1 = a
     b0, b1 = b
     return ((a0 * b0 - a1 * b1) % P, (a0 * b1 + a1 * b0) % P)
-
-
-def fq2_scale(a: Fq2, k: int) -> Fq2:
-    """Return ``a * k`` for ``k`` in Fq."""
-    return (a[0] * k % P, a[1] * k % P)
 
 
 def fq2_sqr(a: Fq2) -> Fq2:
