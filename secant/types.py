@@ -140,6 +140,8 @@ class RunResult:
 class Finding:
     """A bug found by an oracle, with what it takes to reproduce it.
 
+    ``case`` is the test case that shows it (the engine sets the run's case when the oracle
+    leaves it None; a property oracle names the prefix after which a property failed).
     ``oracle`` names the detector that reported it; ``key`` deduplicates findings and is
     the oracle's to choose (it starts with the oracle's name; for assertions it then names
     the failing check's contract, site and panic code). ``sequence`` is the test case as
@@ -155,7 +157,7 @@ class Finding:
     source: str | None
     detail: str
     key: tuple[Any, ...]
-    case: TxSeq = ()
+    case: TxSeq | None = None
     oracle: str = ""
     sequence: list[dict[str, Any]] = field(default_factory=list)
     execs_to_find: int = 0

@@ -127,7 +127,7 @@ class Campaign(FuzzListener):
         """Keep a finding new to the campaign, fill in its sequence, write it."""
         if finding.key in self.findings:
             return
-        finding.sequence = case_to_json(finding.case, self.chain.names())
+        finding.sequence = case_to_json(finding.case or (), self.chain.names())
         self.findings[finding.key] = finding
         out = self.config.out
         if out is not None:
@@ -223,6 +223,8 @@ class Campaign(FuzzListener):
         summary["schedule"] = self.config.fuzz.schedule
         summary["oracles"] = [oracle.name for oracle in self.oracles]
         summary["findings"] = [f.to_json() for f in self.findings.values()]
+        for oracle in self.oracles:
+            summary.update(oracle.summary(self.findings))
         cache = self.workers[0].target.prefix_cache
         if cache is not None:
             summary["prefix_cache"] = {"hits": cache.hits, "misses": cache.misses,

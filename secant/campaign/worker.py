@@ -35,8 +35,9 @@ from secant.errors import SecantError
 from secant.evm.analysis import analyze
 from secant.evm.crypto import keccak256
 from secant.evm.opcodes import NUMBER, TIMESTAMP
+from secant.oracles.property import is_property_name
 from secant.oracles.registry import recordings
-from secant.targets.contract import ContractTarget
+from secant.targets.contract import ContractTarget, StepObserver
 from secant.targets.prefix_cache import PrefixCache
 from secant.types import TxSeq
 
@@ -57,11 +58,44 @@ class WorkerSettings:
     prefix_cache: bool = True
 
 
+def public_getters(contract: DeployedContract) -> set[str]:
+    """Names of the getters solc generates for the contract's public state variables.
+
+    A getter returns what storage holds and cannot fail an assertion: calling it would
+    only spend executions. Read from the AST of the contract and its bases.
+    """
+    compiled, compilation = contract.compiled, contract.compilation
+    if compiled is None or compilation is None:
+        return set()
+    wanted = set(compiled.base_ids) | ({compiled.ast_id} if compiled.ast_id is not None
+                                       else set())
+    names: set[str] = set()
+    for source in compilation.sources.values():
+        for node in (source.ast or {}).get("nodes", []) or []:
+            if node.get("nodeType") != "ContractDefinition" or node.get("id") not in wanted:
+                continue
+            for member in node.get("nodes", []) or []:
+                if (member.get("nodeType") == "VariableDeclaration"
+                        and member.get("stateVariable") and member.get("visibility") == "public"):
+                    names.add(str(member.get("name")))
+    return names
+
+
 def function_specs(chain: TestChain) -> tuple[list[FunctionSpec], list[str]]:
-    """The main contract's fuzzable functions as mutator specs, and notes on skipped ones."""
+    """The main contract's fuzzable functions as mutator specs, and notes on skipped ones.
+
+    View and pure functions are called too (an assertion in one is a bug like any other),
+    except the getters of public state variables; properties are evaluated by their
+    oracle, not called as transactions.
+    """
     specs: list[FunctionSpec] = []
     notes: list[str] = []
-    for fn in chain.fuzzable_functions():
+    main = chain.main
+    getters = public_getters(main) if main is not None else set()
+    for fn in chain.fuzzable_functions(include_read_only=True):
+        if fn.kind == "function" and (is_property_name(fn.name)
+                                      or (fn.read_only and fn.name in getters)):
+            continue
         signature = fn.signature if fn.kind == "function" else fn.kind
         try:
             types = tuple(vtype(p) for p in fn.inputs)
@@ -132,13 +166,17 @@ class Worker:
         cache = (PrefixCache(admit_after=2)
                  if settings.prefix_cache and config.sequences != "off" else None)
         needed = recordings(oracles) | ({"transitions"} if directed else set())
+        # Oracles that look at the state after every transaction (properties).
+        watchers = [o for o in oracles if isinstance(o, StepObserver)
+                    and getattr(o, "watches_steps", lambda: True)()]
         self.target = ContractTarget(chain, needed,
                                      path_scope="all" if config.sequences == "eager"
-                                     else "last", prefix_cache=cache)
+                                     else "last", prefix_cache=cache,
+                                     step_observers=watchers)
         specs, self.notes = function_specs(chain)
         if not specs:
             main = chain.main.name if chain.main else "the contract"
-            raise SecantError(f"{main} has no function to fuzz (only view/pure functions or "
+            raise SecantError(f"{main} has no function to fuzz (only getters, properties or "
                               "unsupported parameter types)",
                               "pick another contract with --contract")
         self.codes = target_codes(chain)

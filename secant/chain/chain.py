@@ -415,15 +415,17 @@ class TestChain:
         return self._decode(target, fn, done.success, done.reverted, done.output,
                             done.gas_used, [], done.error)
 
-    def static_call(self, caller: int, to: int, data: bytes) -> CallResult:
+    def static_call(self, caller: int, to: int, data: bytes,
+                    inspector: Inspector | None = None) -> CallResult:
         """Run a message call from ``caller`` on the current state, then undo everything.
 
         No transaction: no nonce, no fee, no block change. The result is not decoded.
+        ``inspector`` watches the call as it would a transaction.
         """
         snapshot = self.state.snapshot()
         self.state.begin_transaction()
         try:
-            evm = Evm(self.state, self.env, self.fork)
+            evm = Evm(self.state, self.env, self.fork, inspector)
             evm.origin = caller
             gas = self._gas_limit()
             message = evm.call(caller, to, data, gas)

@@ -223,4 +223,10 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
         typer.echo(f"  [{finding['kind']}] {finding['contract']}.{finding['function']} at "
                    f"{where}: {finding['detail']} (after {finding['execs_to_find']} execs)")
         typer.echo(f"      sequence: {json.dumps(finding['sequence'])}")
+    for prop in summary.get("properties", []):
+        if prop["status"] == "optimized":
+            typer.echo(f"  [optimize] {prop['contract']}.{prop['function']}: best {prop['best']}"
+                       f" with {json.dumps(prop['sequence'])}")
+        elif prop["status"] == "passed":
+            typer.echo(f"  [passed] {prop['contract']}.{prop['function']}")
     typer.echo(f"summary: {out / 'summary.json'}")

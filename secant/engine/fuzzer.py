@@ -249,7 +249,8 @@ class Fuzzer:
                 if finding.key in self.findings:
                     continue
                 finding.oracle = finding.oracle or oracle.name
-                finding.case = result.case
+                if finding.case is None:
+                    finding.case = result.case
                 finding.execs_to_find = stats.execs
                 finding.time_to_find_s = stats.elapsed
                 self.findings[finding.key] = finding

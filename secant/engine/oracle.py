@@ -15,7 +15,8 @@ chooses; the engine reports each key once and stamps when it was found.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from secant.types import Finding, RunResult, TxOutcome
 
@@ -39,3 +40,7 @@ class Oracle(ABC):
     @abstractmethod
     def check(self, result: RunResult, post: PostState | None) -> list[Finding]:
         """The findings of one run (an empty list when it shows nothing)."""
+
+    def summary(self, findings: Mapping[tuple[Any, ...], Finding]) -> dict[str, Any]:
+        """What the oracle adds to ``summary.json``, given the campaign's findings."""
+        return {}

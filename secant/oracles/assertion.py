@@ -8,13 +8,18 @@ backwards, the last block that ends in a JUMP or JUMPI whose source-map location
 user source file (generated Yul helpers have no user location). Without a source map, the
 last block ending in a JUMPI (the failed condition) is the site. INVALID (0xfe), how solc
 < 0.8 compiles ``assert``, is an assertion failure found the same way.
+
+As in Echidna's and Medusa's assertion mode, an emitted ``AssertionFailed(...)`` event (any
+parameters, from any contract) is an assertion failure too, at the LOG instruction: harnesses
+emit it where reverting would undo the evidence. Its signatures are those the compiled ABIs
+declare plus the usual ones (no parameters, a string, a uint256).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from secant.abi import PANIC_CODES
+from secant.abi import PANIC_CODES, event_topic
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.engine.oracle import Oracle, PostState
@@ -75,6 +80,10 @@ class AssertionOracle(Oracle):
 
     def __init__(self, chain: TestChain) -> None:
         self.fork = chain.fork
+        self.chain = chain
+        self.event_topics = assertion_event_topics(chain)
+        # Events are read only when some contract can emit AssertionFailed.
+        self.needs = frozenset({"panics", "logs"} if self.event_topics else {"panics"})
         self._contracts: dict[bytes, DeployedContract] = {}
         for contract in chain.contracts:
             if contract.role == "attacker":
@@ -85,14 +94,36 @@ class AssertionOracle(Oracle):
         self._block_ends: dict[bytes, dict[int, tuple[int, int]]] = {}
 
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
-        """A finding per panicking frame in the chain's own code."""
-        findings = []
+        """A finding per panicking frame in the chain's own code and per AssertionFailed."""
+        findings = self._events(result)
         for site in self.sites(result):
             function = site.function or (result.case[-1].function.split("(", 1)[0]
                                          if result.case else "")
             findings.append(Finding(kind=site.kind, swc=site.swc, contract=site.contract.name,
                                     function=function, pc=site.pc, source=site.source,
                                     detail=site.detail, key=site.key, oracle=self.name))
+        return findings
+
+    def _events(self, result: RunResult) -> list[Finding]:
+        """A finding per emitted ``AssertionFailed(...)`` event."""
+        if not self.event_topics or not isinstance(result, ContractRun):
+            return []
+        findings = []
+        for log in result.logs:
+            if not log.topics or log.topics[0] not in self.event_topics:
+                continue
+            contract = self.chain.at(log.address)
+            name = contract.name if contract is not None else f"0x{log.address:040x}"
+            location = contract.locate(log.pc) if contract is not None else None
+            tx = result.case[log.tx] if log.tx < len(result.case) else None
+            function = (location.function if location is not None and location.function
+                        else tx.function.split("(", 1)[0] if tx is not None else "")
+            findings.append(Finding(
+                kind="assertion", swc="SWC-110", contract=name, function=function, pc=log.pc,
+                source=f"{location.source}:{location.line}" if location is not None else None,
+                detail="AssertionFailed event emitted", key=("assertion", log.address, log.pc,
+                                                             "event"),
+                case=result.case[:log.tx + 1], oracle=self.name))
         return findings
 
     def sites(self, result: RunResult) -> list[PanicSite]:
@@ -136,3 +167,24 @@ class AssertionOracle(Oracle):
         if fallback is None:
             fallback = event.trail[-1] if event.trail else 0
         return PanicSite(contract, fallback, None, None, event.panic_code)
+
+
+COMMON_ASSERTION_EVENTS = ("AssertionFailed()", "AssertionFailed(string)",
+                           "AssertionFailed(uint256)", "AssertionFailed(bytes)")
+"""Signatures harnesses commonly give the event, known even when no ABI declares them."""
+
+
+def assertion_event_topics(chain: TestChain) -> frozenset[int]:
+    """topic0 of every ``AssertionFailed`` event a contract of the chain may emit."""
+    topics = {int.from_bytes(event_topic(signature), "big")
+              for signature in COMMON_ASSERTION_EVENTS}
+    declared = False
+    for contract in chain.contracts:
+        compilations = [contract.compilation] if contract.compilation is not None else []
+        abis = [contract.abi] + [c.abi for comp in compilations for c in comp.contracts]
+        for abi in abis:
+            for event in abi.events:
+                if event.name == "AssertionFailed" and not event.anonymous:
+                    topics.add(int.from_bytes(event.topic, "big"))
+                    declared = True
+    return frozenset(topics) if declared else frozenset()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from secant.abi import AbiFunction
 from secant.chain.chain import TestChain
@@ -64,6 +64,25 @@ def path_hash(branches: Sequence[BranchEvent], outcome: int) -> int:
     return hash((outcome, tuple((key, bucket(n)) for key, n in counts.items())))
 
 
+@runtime_checkable
+class StepObserver(Protocol):
+    """Watches a run transaction by transaction (a property oracle checks after each).
+
+    ``start`` comes before the first transaction of every run; ``after_step`` after each
+    transaction the target executes, with the target's post-state in place (a prefix
+    restored from the prefix cache is not executed again: it was observed when it ran).
+    """
+
+    def start(self, case: TxSeq, target: ContractTarget) -> None:
+        """A run of ``case`` begins from the post-deployment state."""
+        ...
+
+    def after_step(self, index: int, case: TxSeq, outcome: TxOutcome,
+                   target: ContractTarget) -> None:
+        """Transaction ``index`` of ``case`` ended with ``outcome``."""
+        ...
+
+
 @dataclass
 class ContractRun(RunResult):
     """A run of a test case on the chain: the engine's fields plus the EVM's facts.
@@ -92,12 +111,14 @@ class ContractTarget:
     """
 
     def __init__(self, chain: TestChain, recordings: frozenset[str] = frozenset({"panics"}),
-                 path_scope: str = "last", prefix_cache: PrefixCache | None = None) -> None:
+                 path_scope: str = "last", prefix_cache: PrefixCache | None = None,
+                 step_observers: Sequence[StepObserver] = ()) -> None:
         if chain.main is None:
             raise ValueError("the chain has no main contract")
         self.chain = chain
         self.main: DeployedContract = chain.main
         self.recordings = frozenset(recordings)
+        self.step_observers = list(step_observers)
         self.recorder: TraceRecorder = make_recorder(self.recordings)
         # The accounts whose balance changes the balances recording reports, with their
         # balances after deployment.
@@ -148,6 +169,8 @@ class ContractTarget:
         recorder = self.recorder
         chain.reset()
         recorder.reset()
+        for observer in self.step_observers:
+            observer.start(case, self)
         outcomes: list[TxOutcome] = []
         start = 0
         cache = self.prefix_cache
@@ -201,14 +224,21 @@ class ContractTarget:
             result.state_hash = hash(tuple(changed)) if changed else 0
         return result
 
-    def call(self, to: int, data: bytes, sender: int | None = None) -> TxOutcome:
+    def call(self, to: int, data: bytes, sender: int | None = None,
+             record: bool = False) -> TxOutcome:
         """A read-only call on the state the last run left (nothing it does persists).
 
         Oracles use it to ask the post-state questions (a property's value, a balance
-        getter); the next ``run`` starts from the post-deployment state as always.
+        getter); the next ``run`` starts from the post-deployment state as always. With
+        ``record``, the call's blocks and comparisons join the current transaction's in
+        the run's result (``TraceRecorder.side_call``).
         """
-        outcome = self.chain.static_call(self.chain.deployer.address if sender is None
-                                         else sender, to, data)
+        caller = self.chain.deployer.address if sender is None else sender
+        if record:
+            with self.recorder.side_call():
+                outcome = self.chain.static_call(caller, to, data, self.recorder)
+        else:
+            outcome = self.chain.static_call(caller, to, data)
         return TxOutcome(outcome.success, outcome.reverted, outcome.output,
                          outcome.gas_used, outcome.error)
 
@@ -265,9 +295,11 @@ class ContractTarget:
                 done = chain.transact(tx.sender, to, data, tx.value, inspector=recorder)
             except InvalidTransaction as exc:
                 outcomes.append(TxOutcome(False, False, b"", 0, str(exc), invalid=True))
-                continue
-            outcomes.append(TxOutcome(done.success, done.reverted, done.output,
-                                      done.gas_used, done.error))
+            else:
+                outcomes.append(TxOutcome(done.success, done.reverted, done.output,
+                                          done.gas_used, done.error))
+            for observer in self.step_observers:
+                observer.after_step(index, case, outcomes[-1], self)
 
 
 def _status(outcome: TxOutcome) -> int:

@@ -34,7 +34,8 @@ back later, so the prefix cache can skip re-running a test case's first transact
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -102,10 +103,11 @@ class CallEvent:
 
 @dataclass(frozen=True, slots=True)
 class LogEvent:
-    """One event emitted: the emitting account, its topics and data."""
+    """One event emitted: the emitting account, the LOG instruction's pc, topics, data."""
 
     tx: int
     address: int
+    pc: int
     topics: tuple[int, ...]
     data: bytes
 
@@ -225,6 +227,35 @@ class TraceRecorder(Inspector):
             setattr(self, name, dict(items))
         self.tx = checkpoint.tx
 
+    @contextmanager
+    def side_call(self) -> Iterator[None]:
+        """Record a call that is no transaction of the case (a property the oracle asks).
+
+        Its blocks and comparisons join the current transaction's (so the search sees the
+        property's branches as objectives); panics, calls, logs and accounts are not
+        recorded, since the call's failure is its caller's to judge.
+        """
+        saved = (self._record_panics, self._record_calls, self._record_logs,
+                 self._record_accounts, self.override_address)
+        self._record_panics = self._record_calls = self._record_logs = False
+        self._record_accounts = False
+        self.override_address = None
+        try:
+            yield
+        finally:
+            (self._record_panics, self._record_calls, self._record_logs,
+             self._record_accounts, self.override_address) = saved
+
+    def objective(self, site: bytes, pc: int, taken: bool, relation: str, lhs: int,
+                  rhs: int) -> None:
+        """Record a comparison that no JUMPI made (an oracle's objective) as a branch.
+
+        ``site`` names the objective (never a 32-byte code hash, so it cannot collide with
+        code); the engine treats it as any branch: an edge to cover, a cost to minimise.
+        """
+        self.edges.add((site, pc, taken))
+        self.branches.append((site, pc, taken, relation, lhs, rhs))
+
     def begin_tx(self, index: int, overrides: dict[int, int] | None = None,
                  override_address: int | None = None) -> None:
         """Mark the start of transaction ``index``; ``overrides`` replace its SLOAD results.
@@ -310,7 +341,7 @@ class TraceRecorder(Inspector):
     def on_log(self, frame: Frame, pc: int, topics: tuple[int, ...], data: bytes) -> None:
         """Record the event (with the logs recording)."""
         if self._record_logs:
-            self.logs.append(LogEvent(self.tx, frame.address, topics, data))
+            self.logs.append(LogEvent(self.tx, frame.address, pc, topics, data))
 
     def on_selfdestruct(self, frame: Frame, beneficiary: int, balance: int) -> None:
         """Record the self-destruct (with the accounts recording)."""

@@ -128,4 +128,5 @@ def test_oracles_option_chooses_the_detectors(tmp_path: Path) -> None:
                   "--oracles", "assertion,reentrancy", "--out", str(tmp_path / "bad"))
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [
-        "error: unknown oracle 'reentrancy'; choose from assertion (see --list-oracles)"]
+        "error: unknown oracle 'reentrancy'; choose from assertion, property "
+        "(see --list-oracles)"]

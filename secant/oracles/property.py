@@ -1,0 +1,235 @@
+"""Users' properties: boolean properties, Foundry invariants and optimization targets.
+
+A *property* is a function of a target contract with no parameters whose name starts with
+one of the configured prefixes (Echidna's ``echidna_``, Medusa's ``property_``, Foundry's
+``invariant_``, ``statefulFuzz_``). As Echidna does, every property is evaluated on the
+deployed state and again after every transaction of every test case, by a read-only call
+from the deployer on the state the transaction left:
+
+* a boolean property (it returns ``bool``) fails when it returns false or reverts;
+* a Foundry invariant (``invariant_``) fails when it reverts (a forge-std assertion reverts)
+  or returns false;
+* an optimization target (``echidna_opt_``, ``optimize_``; it returns ``int256``) never
+  fails: the oracle keeps the largest value seen and the case that reached it.
+
+A failure is a finding keyed by the property, whose case is the prefix after which it
+failed (empty when the deployed state already breaks it). Properties that never failed are
+listed as passing in the summary.
+
+The search treats properties as objectives: each evaluation runs under the trace recorder
+(``ContractTarget.call(record=True)``), so the comparisons inside a property feed the cost
+metrics, prediction and the adaptive just-missed seeds like any branch of the transaction
+before it. A prefix restored from the prefix cache was evaluated when it first ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from secant.abi import AbiFunction
+from secant.chain.chain import TestChain
+from secant.chain.deploy import DeployedContract
+from secant.engine.oracle import Oracle, PostState
+from secant.targets.contract import ContractTarget
+from secant.types import Finding, RunResult, TxOutcome, TxSeq, case_to_json
+
+PROPERTY_PREFIXES = ("echidna_", "property_", "invariant_", "statefulFuzz_")
+"""Name prefixes of properties, by default."""
+
+OPTIMIZATION_PREFIXES = ("echidna_opt_", "optimize_")
+"""Name prefixes of optimization targets (checked before the property prefixes)."""
+
+_INT256_SIGN = 1 << 255
+
+
+@dataclass
+class Property:
+    """One property of a deployed contract."""
+
+    contract: DeployedContract
+    function: AbiFunction
+    kind: str  # "boolean", "invariant" or "optimization"
+    source: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The function's name."""
+        return self.function.name
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        """The key of its finding."""
+        return ("property", self.contract.address, self.name)
+
+
+def is_property_name(name: str, prefixes: Sequence[str] = PROPERTY_PREFIXES) -> bool:
+    """Whether a function named ``name`` is a property or an optimization target."""
+    return name.startswith(tuple(prefixes)) or name.startswith(OPTIMIZATION_PREFIXES)
+
+
+def find_properties(contracts: Sequence[DeployedContract],
+                    prefixes: Sequence[str] = PROPERTY_PREFIXES) -> list[Property]:
+    """The properties of ``contracts``: parameterless functions named with a prefix."""
+    found = []
+    for contract in contracts:
+        for function in contract.abi.functions:
+            if function.inputs or not is_property_name(function.name, prefixes):
+                continue
+            outputs = [p.type for p in function.outputs]
+            if function.name.startswith(OPTIMIZATION_PREFIXES):
+                if outputs != ["int256"]:
+                    continue
+                kind = "optimization"
+            elif function.name.startswith("invariant_"):
+                kind = "invariant"
+            elif outputs == ["bool"]:
+                kind = "boolean"
+            else:
+                continue
+            found.append(Property(contract, function, kind, _definition(contract,
+                                                                        function.name)))
+    return found
+
+
+def _definition(contract: DeployedContract, name: str) -> str | None:
+    """``file:line`` of the function's definition in the contract or one of its bases."""
+    compilation = contract.compilation
+    if compilation is None:
+        return None
+    for source in compilation.sources.values():
+        if source.content is None and source.path is None:
+            continue
+        functions, _ = source.outline()
+        for function in functions:
+            if function.name == name and function.kind == "function":
+                line, _ = source.position(function.start)
+                return f"{source.name}:{line}"
+    return None
+
+
+class PropertyOracle(Oracle):
+    """Evaluates properties after every transaction (see the module docstring)."""
+
+    name = "property"
+    swc = None
+    description = ("users' properties (echidna_, property_, invariant_, statefulFuzz_) fail; "
+                   "optimization targets (echidna_opt_, optimize_) are maximised")
+    needs = frozenset()
+
+    def __init__(self, chain: TestChain, prefixes: Sequence[str] = PROPERTY_PREFIXES) -> None:
+        targets = [c for c in chain.contracts if c.role != "attacker"]
+        self.properties = find_properties(targets, prefixes)
+        self.sender = chain.deployer.address
+        self.names = chain.names()
+        self.failed: dict[tuple[object, ...], Finding] = {}
+        self.best: dict[str, tuple[int, TxSeq]] = {}
+        self._pending: list[tuple[int, Finding]] = []
+        self._case: TxSeq = ()
+        self._initial_checked = False
+
+    def watches_steps(self) -> bool:
+        """Whether there is anything to evaluate after transactions."""
+        return bool(self.properties)
+
+    # ------------------------------------------------------------------ target hooks
+    def start(self, case: TxSeq, target: ContractTarget) -> None:
+        """A run begins: evaluate the deployed state once; settle the last run's failures.
+
+        A run the engine did not check (an aggressive probe fakes its last transaction's
+        storage reads) still showed real failures after its earlier transactions: those
+        are kept for the next check.
+        """
+        last = len(self._case) - 1
+        self._pending = [(step, finding) for step, finding in self._pending if step < last]
+        self._case = case
+        if not self._initial_checked:
+            self._initial_checked = True
+            self._evaluate((), -1, target, record=False)
+
+    def after_step(self, index: int, case: TxSeq, outcome: TxOutcome,
+                   target: ContractTarget) -> None:
+        """Evaluate every property on the state transaction ``index`` left."""
+        self._evaluate(case[:index + 1], index, target, record=True)
+
+    def _evaluate(self, prefix: TxSeq, step: int, target: ContractTarget,
+                  record: bool) -> None:
+        for prop in self.properties:
+            if prop.kind != "optimization" and prop.key in self.failed:
+                continue
+            selector = prop.function.selector
+            outcome = target.call(prop.contract.address, selector, self.sender, record)
+            if prop.kind == "optimization":
+                if outcome.success and len(outcome.output) >= 32:
+                    value = int.from_bytes(outcome.output[:32], "big")
+                    value -= (value & _INT256_SIGN) << 1
+                    best = self.best.get(prop.name)
+                    if record:
+                        self._objective(prop, value, best[0] if best else None, target)
+                    if best is None or value > best[0]:
+                        self.best[prop.name] = (value, prefix)
+                continue
+            failure = _failure(prop, outcome)
+            if failure is not None:
+                self._pending.append((step, self._finding(prop, failure, prefix)))
+
+    @staticmethod
+    def _objective(prop: Property, value: int, best: int | None,
+                   target: ContractTarget) -> None:
+        """Show the search how far a value is from beating the best one.
+
+        One comparison ``value > best`` per evaluation (its cost is the distance to a new
+        best), at a site per order of magnitude of the value, so every larger magnitude
+        is new coverage and its case joins the corpus.
+        """
+        magnitude = value.bit_length() if value >= 0 else -value.bit_length()
+        bias = _INT256_SIGN
+        rhs = (best if best is not None else value - 1) + bias
+        target.recorder.objective(b"optimize:" + prop.name.encode(), magnitude + 512,
+                                  value + bias > rhs, "gt", value + bias, rhs)
+
+    def _finding(self, prop: Property, failure: str, prefix: TxSeq) -> Finding:
+        after = (f"after {len(prefix)} transaction{'s' if len(prefix) != 1 else ''}"
+                 if prefix else "on the deployed state")
+        return Finding(kind="property", swc="", contract=prop.contract.name,
+                       function=prop.name, pc=0, source=prop.source,
+                       detail=f"{prop.name}() {failure} {after}", key=prop.key, case=prefix,
+                       oracle=self.name)
+
+    # ------------------------------------------------------------------ the oracle
+    def check(self, result: RunResult, post: PostState | None) -> list[Finding]:
+        """The failures seen during this run (and real ones of an unchecked run before)."""
+        pending, self._pending = self._pending, []
+        findings = []
+        for _, finding in pending:
+            if finding.key not in self.failed:
+                self.failed[finding.key] = finding
+                findings.append(finding)
+        return findings
+
+    def summary(self, findings: Mapping[tuple[Any, ...], Finding]) -> dict[str, Any]:
+        """Every property with its status, and the optimization targets' best values."""
+        rows = []
+        for prop in self.properties:
+            row: dict[str, Any] = {"contract": prop.contract.name, "function": prop.name,
+                                   "kind": prop.kind, "source": prop.source}
+            if prop.kind == "optimization":
+                best = self.best.get(prop.name)
+                row["status"] = "optimized"
+                row["best"] = best[0] if best else None
+                row["sequence"] = case_to_json(best[1], self.names) if best else None
+            else:
+                row["status"] = "failed" if prop.key in findings else "passed"
+            rows.append(row)
+        return {"properties": rows} if rows else {}
+
+
+def _failure(prop: Property, outcome: TxOutcome) -> str | None:
+    """How the evaluation failed (None: it holds)."""
+    if not outcome.success:
+        return "reverted" if outcome.reverted else f"failed ({outcome.error or 'error'})"
+    returns_bool = [p.type for p in prop.function.outputs] == ["bool"]
+    if returns_bool and int.from_bytes(outcome.output[:32], "big") == 0:
+        return "returned false"
+    return None

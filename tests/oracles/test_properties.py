@@ -1,0 +1,95 @@
+"""Users' harnesses: every violated property is found within a fixed seed and budget, and
+nothing that holds is reported (table-driven over tests/fixtures/harnesses)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import pytest
+
+from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.chain.chain import TestChain
+from secant.compile import Compilation, load
+from secant.engine.fuzzer import FuzzConfig
+from secant.targets.contract import ContractTarget
+from tests.compile.conftest import needs_node
+
+HARNESSES = Path(__file__).resolve().parents[1] / "fixtures" / "harnesses"
+
+
+@functools.cache
+def compiled(file: str) -> list[Compilation]:
+    return load([HARNESSES / file])
+
+
+def run(file: str, contract: str, seed: int, execs: int) -> dict[str, object]:
+    chain = TestChain.setup(compiled(file), contract=contract)
+    return Campaign(chain, CampaignConfig(FuzzConfig(seed=seed, max_execs=execs))).run()
+
+
+# (file, contract, seed, budget, failing properties, passing properties)
+PROPERTY_CASES = [
+    ("EchidnaStyle.sol", "Vault", 0, 4000,
+     {"echidna_total_covers_my_balance"}, {"echidna_total_is_bounded"}),
+    ("MedusaStyle.sol", "Machine", 0, 3000,
+     {"property_never_stage_three"}, {"property_stage_at_most_three"}),
+]
+
+
+@needs_node
+@pytest.mark.parametrize(("file", "contract", "seed", "budget", "failing", "passing"),
+                         PROPERTY_CASES, ids=[case[1] for case in PROPERTY_CASES])
+def test_boolean_properties(file: str, contract: str, seed: int, budget: int,
+                            failing: set[str], passing: set[str]) -> None:
+    summary = run(file, contract, seed, budget)
+    status = {p["function"]: p["status"] for p in summary["properties"]}  # type: ignore[attr-defined]
+    assert status == {**{name: "failed" for name in failing},
+                      **{name: "passed" for name in passing}}
+    reported = {f["function"] for f in summary["findings"]  # type: ignore[attr-defined]
+                if f["kind"] == "property"}
+    assert reported == failing
+    for finding in summary["findings"]:  # type: ignore[attr-defined]
+        if finding["kind"] == "property":
+            # The sequence is the prefix after which the property failed: its last call is
+            # the transaction that broke it.
+            assert finding["sequence"] and finding["oracle"] == "property"
+            assert finding["detail"].endswith(f"after {len(finding['sequence'])} transaction"
+                                              + ("s" if len(finding["sequence"]) > 1 else ""))
+
+
+@needs_node
+def test_the_broken_sequence_replays_to_the_violation() -> None:
+    chain = TestChain.setup(compiled("MedusaStyle.sol"), contract="Machine")
+    campaign = Campaign(chain, CampaignConfig(FuzzConfig(seed=0, max_execs=3000)))
+    campaign.run()
+    [finding] = [f for f in campaign.findings.values() if f.kind == "property"]
+    assert finding.case is not None
+    fresh = TestChain.setup(compiled("MedusaStyle.sol"), contract="Machine")
+    ContractTarget(fresh).run(finding.case)  # leaves the chain in the case's post-state
+    assert fresh.view("Machine", "property_never_stage_three").value is False
+    assert fresh.view("Machine", "stage").value == 3
+
+
+@needs_node
+def test_assertion_mode_calls_pure_and_view_functions_and_reads_events() -> None:
+    summary = run("AssertionMode.sol", "Checked", 0, 8000)
+    assertions = {(f["contract"], f["function"], f["detail"].split(":")[0])
+                  for f in summary["findings"]  # type: ignore[attr-defined]
+                  if f["kind"] == "assertion"}
+    assert assertions == {("Checked", "pureCheck", "Panic(0x01)"),
+                          ("Checked", "viewCheck", "Panic(0x01)"),
+                          ("Reporter", "check", "AssertionFailed event emitted")}
+    # The getters of public state variables are not fuzzed; neverWraps holds.
+    assert not any(f["function"] in ("counter", "reporter", "neverWraps")
+                   for f in summary["findings"])  # type: ignore[attr-defined]
+
+
+@needs_node
+def test_optimization_reports_the_best_value_and_its_case() -> None:
+    summary = run("Optimize.sol", "Spread", 1, 8000)
+    [row] = summary["properties"]  # type: ignore[misc]
+    assert row["kind"] == "optimization" and row["status"] == "optimized"
+    assert row["best"] == 1000
+    assert [tx["function"] for tx in row["sequence"]][-1] == "setHigh(int16)"
+    assert summary["findings"] == []
