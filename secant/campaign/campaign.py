@@ -28,6 +28,7 @@ from secant.chain.chain import TestChain
 from secant.engine.corpus import Seed
 from secant.engine.events import Events, FuzzListener
 from secant.engine.fuzzer import FuzzConfig, Fuzzer
+from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle
 from secant.evm.analysis import analyze
 from secant.evm.opcodes import JUMPI
@@ -73,7 +74,9 @@ class Campaign(FuzzListener):
 
     def __init__(self, chain: TestChain | Sequence[TestChain], config: CampaignConfig, *,
                  policy: PolicyFactory | None = None,
-                 oracles: Sequence[OracleFactory] | None = None) -> None:
+                 oracles: Sequence[OracleFactory] | None = None,
+                 functions: Sequence[FunctionSpec] | None = None,
+                 senders: Sequence[int] | None = None) -> None:
         chains = [chain] if isinstance(chain, TestChain) else list(chain)
         if not chains:
             raise ValueError("a campaign needs at least one chain")
@@ -92,7 +95,8 @@ class Campaign(FuzzListener):
                      else [make(worker_chain) for make in oracles])
             events = Events(self)
             settings = WorkerSettings(fuzz, config.target_pcs, config.prefix_cache)
-            self.workers.append(Worker(worker_chain, settings, built, events, policy))
+            self.workers.append(Worker(worker_chain, settings, built, events, policy,
+                                       functions, senders))
         self.notes = self.workers[0].notes
         self.codes = self.workers[0].codes
         self.oracles = self.workers[0].fuzzer.oracles

@@ -81,28 +81,46 @@ def public_getters(contract: DeployedContract) -> set[str]:
     return names
 
 
-def function_specs(chain: TestChain) -> tuple[list[FunctionSpec], list[str]]:
-    """The main contract's fuzzable functions as mutator specs, and notes on skipped ones.
+TARGET_ROLES = ("main", "deployed", "created")
+"""The roles of the contracts a campaign fuzzes: the main one, the others deployed for it,
+and those their constructors created (the whole system; not libraries or attackers)."""
 
-    View and pure functions are called too (an assertion in one is a bug like any other),
-    except the getters of public state variables; properties are evaluated by their
-    oracle, not called as transactions.
+
+def target_contracts(chain: TestChain) -> list[DeployedContract]:
+    """The contracts a campaign calls, the main one first."""
+    contracts = [c for c in chain.contracts if c.role in TARGET_ROLES and c.abi.functions]
+    return sorted(contracts, key=lambda c: c.role != "main")
+
+
+def function_specs(chain: TestChain, contracts: list[DeployedContract] | None = None,
+                   read_only: bool = True) -> tuple[list[FunctionSpec], list[str]]:
+    """Mutator specs of the fuzzable functions of ``contracts``, and notes on skipped ones.
+
+    ``contracts`` defaults to ``target_contracts``.
+
+    View and pure functions are called too when ``read_only`` (an assertion in one is a bug
+    like any other), except the getters of public state variables; properties are
+    evaluated by their oracle, not called as transactions. A function of the main contract
+    is addressed as ``to=None``, any other by its contract's address.
     """
     specs: list[FunctionSpec] = []
     notes: list[str] = []
     main = chain.main
-    getters = public_getters(main) if main is not None else set()
-    for fn in chain.fuzzable_functions(include_read_only=True):
-        if fn.kind == "function" and (is_property_name(fn.name)
-                                      or (fn.read_only and fn.name in getters)):
-            continue
-        signature = fn.signature if fn.kind == "function" else fn.kind
-        try:
-            types = tuple(vtype(p) for p in fn.inputs)
-        except ValueError as exc:
-            notes.append(f"skipping {signature}: {exc}")
-            continue
-        specs.append(FunctionSpec(signature, None, types, fn.payable))
+    for contract in target_contracts(chain) if contracts is None else contracts:
+        getters = public_getters(contract)
+        to = None if main is not None and contract.address == main.address else contract.address
+        prefix = "" if to is None else f"{contract.name}."
+        for fn in contract.functions(include_read_only=read_only):
+            if fn.kind == "function" and (is_property_name(fn.name)
+                                          or (fn.read_only and fn.name in getters)):
+                continue
+            signature = fn.signature if fn.kind == "function" else fn.kind
+            try:
+                types = tuple(vtype(p) for p in fn.inputs)
+            except ValueError as exc:
+                notes.append(f"skipping {prefix}{signature}: {exc}")
+                continue
+            specs.append(FunctionSpec(signature, to, types, fn.payable))
     return specs, notes
 
 
@@ -119,18 +137,22 @@ def target_codes(chain: TestChain) -> dict[bytes, tuple[DeployedContract, bytes]
 
 
 def input_space(chain: TestChain, specs: Sequence[FunctionSpec],
-                codes: dict[bytes, tuple[DeployedContract, bytes]]) -> InputSpace:
-    """What a policy may put in a test case on ``chain`` (see the module docstring)."""
+                codes: dict[bytes, tuple[DeployedContract, bytes]],
+                senders: Sequence[int] | None = None) -> InputSpace:
+    """What a policy may put in a test case on ``chain`` (see the module docstring).
+
+    ``senders`` defaults to the chain's five.
+    """
     constants: list[int] = []
     for _, code in codes.values():
         constants.extend(code_constants(code))
-    senders = [s.address for s in chain.senders]
+    senders = list(senders) if senders else [s.address for s in chain.senders]
     addresses = senders + [c.address for c in chain.contracts]
     opcodes = {op for code_hash, (_, code) in codes.items()
                for _, op, _ in analyze(code, code_hash, chain.fork).instructions}
     # msg.value can go up to what a sender holds (a crowdsale's goal may be large).
     return InputSpace(list(specs), senders, Dictionary(constants, addresses),
-                      max_value=min(chain.balance(s) for s in chain.senders),
+                      max_value=min(chain.balance(s) for s in senders),
                       reads_time=TIMESTAMP in opcodes, reads_number=NUMBER in opcodes)
 
 
@@ -154,7 +176,9 @@ class Worker:
     """One chain, target, prefix cache, policy and fuzzer with its own seed."""
 
     def __init__(self, chain: TestChain, settings: WorkerSettings, oracles: Sequence[Oracle],
-                 events: Events, policy: PolicyFactory | None = None) -> None:
+                 events: Events, policy: PolicyFactory | None = None,
+                 functions: Sequence[FunctionSpec] | None = None,
+                 senders: Sequence[int] | None = None) -> None:
         self.chain = chain
         self.settings = settings
         config = settings.fuzz
@@ -173,14 +197,17 @@ class Worker:
                                      path_scope="all" if config.sequences == "eager"
                                      else "last", prefix_cache=cache,
                                      step_observers=watchers)
-        specs, self.notes = function_specs(chain)
+        if functions is None:
+            specs, self.notes = function_specs(chain)
+        else:
+            specs, self.notes = list(functions), []
         if not specs:
             main = chain.main.name if chain.main else "the contract"
             raise SecantError(f"{main} has no function to fuzz (only getters, properties or "
                               "unsupported parameter types)",
                               "pick another contract with --contract")
         self.codes = target_codes(chain)
-        self.space = input_space(chain, specs, self.codes)
+        self.space = input_space(chain, specs, self.codes, senders)
         self.directed: DirectedDistance | None = None
         if directed:
             from secant.campaign.directed import DirectedDistance

@@ -7,11 +7,13 @@ import re
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from secant.chain.accounts import DEFAULT_BALANCE
 from secant.engine.events import FuzzListener
 from secant.errors import SecantError, cli_errors
 
@@ -43,6 +45,21 @@ def fuzz_command(
         help="A Solidity/Vyper file, a Foundry or Hardhat project, or .bin + .abi")],
     contract: Annotated[str | None, typer.Option(
         "--contract", "-c", help="Fuzz this contract (Name or source:Name).")] = None,
+    arg: Annotated[list[str] | None, typer.Option(
+        "--arg", "-a", help="A constructor argument of the contract, parsed by its ABI type "
+                            "(repeat once per parameter).")] = None,
+    value: Annotated[int, typer.Option("--value", help="Wei sent to the constructor.")] = 0,
+    balance: Annotated[int, typer.Option(
+        "--balance", help="Wei each sender (the deployer included) starts with.")
+    ] = DEFAULT_BALANCE,
+    match_contract: Annotated[str | None, typer.Option(
+        "--match-contract", help="Only test contracts whose name matches this regex.")
+    ] = None,
+    match_test: Annotated[str | None, typer.Option(
+        "--match-test", help="Only invariants, properties and fuzz tests whose name "
+                             "matches this regex.")] = None,
+    unlimited_code_size: Annotated[bool, typer.Option(
+        "--unlimited-code-size", help="Lift the EIP-170/3860 contract size limits.")] = False,
     time_budget: Annotated[str | None, typer.Option(
         "--time", help="Wall-time budget, e.g. 30s, 5m, 1h (default 5m without --execs).")
     ] = None,
@@ -96,9 +113,14 @@ def fuzz_command(
     fail_on_findings: Annotated[bool, typer.Option(
         "--fail-on-findings", help="Exit with 1 when anything was found (for CI).")] = False,
 ) -> None:
-    """Fuzz a contract with Harvey-style prediction; write OUT/summary.json."""
+    """Fuzz a contract, a harness or a Foundry test contract; write OUT/summary.json.
+
+    A Foundry test contract (or a project folder, for each test contract in it) runs its
+    invariants over the contracts setUp() created, and its fuzz tests.
+    """
     from secant.campaign.campaign import Campaign, CampaignConfig
-    from secant.chain.chain import ChainConfig, TestChain
+    from secant.campaign.plan import Selection, plan
+    from secant.chain.chain import ChainConfig
     from secant.compile.loader import load
     from secant.compile.solc import SolcManager
     from secant.compile.solidity import CompileOptions
@@ -145,24 +167,37 @@ def fuzz_command(
         compilations = load([path], CompileOptions(solc_version=solc_version), manager)
         for note in manager.notes:
             print(f"note: {note}", file=sys.stderr)
-    chain = TestChain.setup(compilations, contract, None, 0,
-                            ChainConfig(fork=chosen_fork, seed=seed))
-    for note in chain.notes:
-        print(f"note: {note}", file=sys.stderr)
-    out.mkdir(parents=True, exist_ok=True)
     chosen_oracles = ([name.strip() for name in oracles.split(",") if name.strip()]
                       if oracles is not None else None)
+    selection = Selection(contract, list(arg) if arg else None, value, match_contract,
+                          match_test, chosen_oracles)
+    chain_config = ChainConfig(fork=chosen_fork, seed=seed, balance=balance,
+                               unlimited_code_size=unlimited_code_size)
     campaign_config = CampaignConfig(fuzz=config, out=out, prefix_cache=not no_prefix_cache,
                                      oracles=chosen_oracles)
-    if target is not None:
-        from secant.campaign.directed import resolve_target
-        campaign_config.target_pcs = resolve_target(target, chain)
-    campaign = Campaign(chain, campaign_config)
-    for note in campaign.notes:
-        print(f"note: {note}", file=sys.stderr)
-    summary = _run(campaign, quiet)
-    _print_summary(summary, out)
-    if fail_on_findings and summary["findings"]:
+    plans = plan(compilations, selection, chain_config, campaign_config,
+                 project=path.is_dir())
+    failed = False
+    for campaign_plan in plans:
+        where = out / campaign_plan.slug if len(plans) > 1 else out
+        chain = campaign_plan.make_chain()
+        for note in [*chain.notes, *campaign_plan.notes]:
+            print(f"note: {note}", file=sys.stderr)
+        where.mkdir(parents=True, exist_ok=True)
+        settings = replace(campaign_plan.config, out=where)
+        if target is not None:
+            from secant.campaign.directed import resolve_target
+            settings.target_pcs = resolve_target(target, chain)
+        campaign = Campaign(chain, settings, oracles=campaign_plan.oracles,
+                            functions=campaign_plan.functions, senders=campaign_plan.senders)
+        for note in campaign.notes:
+            print(f"note: {note}", file=sys.stderr)
+        if len(plans) > 1:
+            typer.echo(f"== {campaign_plan.name}")
+        summary = _run(campaign, quiet)
+        _print_summary(summary, where)
+        failed = failed or bool(summary["findings"])
+    if fail_on_findings and failed:
         raise typer.Exit(1)
 
 

@@ -150,7 +150,16 @@ class PropertyOracle(Oracle):
 
     def after_step(self, index: int, case: TxSeq, outcome: TxOutcome,
                    target: ContractTarget) -> None:
-        """Evaluate every property on the state transaction ``index`` left."""
+        """Evaluate every property on the state transaction ``index`` left.
+
+        A transaction that reverted (or was rejected) without moving the block left the
+        state as it found it, but for the gas its sender paid: the properties are not
+        evaluated again (a property that reads a sender's ether balance to the wei is the
+        one case this can miss).
+        """
+        tx = case[index]
+        if not outcome.success and not (tx.blocks or tx.time):
+            return
         self._evaluate(case[:index + 1], index, target, record=True)
 
     def _evaluate(self, prefix: TxSeq, step: int, target: ContractTarget,

@@ -14,11 +14,12 @@ from secant.chain.chain import TestChain
 from secant.engine.oracle import Oracle
 from secant.errors import SecantError
 from secant.oracles.assertion import AssertionOracle
+from secant.oracles.fuzz_test import FuzzTestOracle
 from secant.oracles.property import PropertyOracle
 
 OracleClass = type[Oracle]
 
-BUILTIN: tuple[OracleClass, ...] = (AssertionOracle, PropertyOracle)
+BUILTIN: tuple[OracleClass, ...] = (AssertionOracle, PropertyOracle, FuzzTestOracle)
 """The detectors secant ships, in the order ``--list-oracles`` shows them."""
 
 _REGISTRY: dict[str, OracleClass] = {cls.name: cls for cls in BUILTIN}

@@ -128,5 +128,24 @@ def test_oracles_option_chooses_the_detectors(tmp_path: Path) -> None:
                   "--oracles", "assertion,reentrancy", "--out", str(tmp_path / "bad"))
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [
-        "error: unknown oracle 'reentrancy'; choose from assertion, property "
+        "error: unknown oracle 'reentrancy'; choose from assertion, property, fuzz-test "
         "(see --list-oracles)"]
+
+
+@needs_node
+def test_a_test_contract_gives_one_output_folder_per_campaign(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    test_file = Path(__file__).resolve().parents[1] / "fixtures" / "foundry_style" / \
+        "VaultInvariants.t.sol"
+    proc = run_cli("fuzz", str(test_file), "--execs", "400", "--out", str(out),
+                   "--match-test", "skim|decoy")
+    assert proc.returncode == 0, proc.stderr
+    assert "== VaultInvariantTest invariants" in proc.stdout
+    assert "== VaultInvariantTest fuzz tests" in proc.stdout
+    invariants = json.loads((out / "VaultInvariantTest-invariants" / "summary.json").read_text())
+    assert [p["function"] for p in invariants["properties"]] == ["invariant_decoy_untouched"]
+    fuzz = json.loads((out / "VaultInvariantTest-fuzz-tests" / "summary.json").read_text())
+    assert fuzz["oracles"] == ["fuzz-test"]
+    bad = run_cli("fuzz", str(test_file), "--execs", "10", "--match-test", "(",
+                  "--out", str(tmp_path / "bad"))
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --match-test '(' is not")

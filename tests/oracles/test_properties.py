@@ -30,7 +30,7 @@ def run(file: str, contract: str, seed: int, execs: int) -> dict[str, object]:
 
 # (file, contract, seed, budget, failing properties, passing properties)
 PROPERTY_CASES = [
-    ("EchidnaStyle.sol", "Vault", 0, 4000,
+    ("EchidnaStyle.sol", "Vault", 0, 8000,
      {"echidna_total_covers_my_balance"}, {"echidna_total_is_bounded"}),
     ("MedusaStyle.sol", "Machine", 0, 3000,
      {"property_never_stage_three"}, {"property_stage_at_most_three"}),

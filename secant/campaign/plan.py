@@ -1,0 +1,208 @@
+"""Which campaigns an input asks for: a contract, or the harnesses of a Foundry test contract.
+
+A plain contract (or an Echidna/Medusa harness) is one campaign: the contract is deployed
+with its constructor arguments, and the whole system (it and the contracts it created) is
+fuzzed. A Foundry test contract (``secant.targets.foundry``) gives up to two campaigns on
+the state ``setUp()`` leaves: its invariants, over the targets it names, and its fuzz
+tests, one stateless call each. ``--match-contract`` and ``--match-test`` filter test
+contracts and tests by regular expression, as forge does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from secant.campaign.campaign import CampaignConfig, OracleFactory
+from secant.chain.chain import ChainConfig, TestChain
+from secant.chain.deploy import DeployedContract
+from secant.compile.artifacts import Compilation
+from secant.engine.mutators import FunctionSpec
+from secant.engine.oracle import Oracle
+from secant.engine.values import vtype
+from secant.errors import SecantError
+from secant.oracles.fuzz_test import FuzzTestOracle
+from secant.oracles.property import PropertyOracle
+from secant.oracles.registry import available, build
+from secant.targets.foundry import fuzz_tests, invariants, is_test_contract, set_up
+
+
+@dataclass
+class CampaignPlan:
+    """One campaign to run: how to make its chain, what it calls and what it checks."""
+
+    name: str
+    slug: str
+    make_chain: Callable[[], TestChain]
+    config: CampaignConfig
+    functions: list[FunctionSpec] | None = None
+    senders: list[int] | None = None
+    oracles: list[OracleFactory] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Selection:
+    """What the user asked for: a contract name, forge's filters, deployment settings."""
+
+    contract: str | None = None
+    args: Sequence[Any] | None = None
+    value: int = 0
+    match_contract: str | None = None
+    match_test: str | None = None
+    oracles: Sequence[str] | None = None
+
+
+def _regex(pattern: str | None, option: str) -> re.Pattern[str] | None:
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise SecantError(f"{option} {pattern!r} is not a regular expression: {exc}",
+                          f"give {option} a Python regular expression") from None
+
+
+def test_contract_names(compilations: Sequence[Compilation]) -> list[str]:
+    """Deployable test contracts of the compilations, in order."""
+    names = []
+    for compilation in compilations:
+        for contract in compilation.contracts:
+            if (contract.kind == "contract" and contract.creation.hex
+                    and is_test_contract(contract.abi.functions) and contract.name not in names):
+                names.append(contract.name)
+    return names
+
+
+def plan(compilations: Sequence[Compilation], selection: Selection,
+         chain_config: ChainConfig, config: CampaignConfig, project: bool) -> list[CampaignPlan]:
+    """The campaigns for an input (see the module docstring).
+
+    ``project`` says the input was a folder: then every test contract in it matching
+    ``--match-contract`` is run (a folder without test contracts is fuzzed as a contract
+    file is); otherwise the chosen contract is, as a test contract when it is one.
+    """
+    contracts = _regex(selection.match_contract, "--match-contract")
+    tests = _regex(selection.match_test, "--match-test")
+    if project and selection.contract is None and test_contract_names(compilations):
+        names = [n for n in test_contract_names(compilations)
+                 if contracts is None or contracts.search(n)]
+        if not names:
+            raise SecantError(f"no test contract matches --match-contract "
+                              f"{selection.match_contract!r}",
+                              "loosen --match-contract (a Python regular expression)")
+        plans: list[CampaignPlan] = []
+        for name in names:
+            plans.extend(_foundry_plans(compilations, name, selection, chain_config, config,
+                                        tests))
+        return plans
+    chain = TestChain.setup(list(compilations), selection.contract, selection.args,
+                            selection.value, chain_config)
+    main = chain.main
+    assert main is not None
+    if is_test_contract(main.abi.functions) and selection.args is None:
+        return _foundry_plans(compilations, main.name, selection, chain_config, config, tests)
+    made = [chain]
+
+    def make_chain() -> TestChain:
+        # The first chain is the one already deployed; more workers deploy their own.
+        return made.pop() if made else TestChain.setup(
+            list(compilations), selection.contract, selection.args, selection.value,
+            chain_config)
+
+    return [CampaignPlan(main.name, main.name, make_chain, config,
+                         oracles=_oracles(selection, tests))]
+
+
+def _oracles(selection: Selection, tests: re.Pattern[str] | None
+             ) -> list[OracleFactory] | None:
+    """Oracle factories honouring --oracles and --match-test (None: every registered one)."""
+    if tests is None and selection.oracles is None:
+        return None
+    names = list(selection.oracles) if selection.oracles is not None else list(available())
+    return [_filtered(name, tests) for name in names]
+
+
+def _filtered(name: str, tests: re.Pattern[str] | None,
+              main_only: bool = False) -> OracleFactory:
+    """A factory of oracle ``name`` keeping the properties and tests ``tests`` matches.
+
+    ``main_only`` keeps only the main contract's properties (a Foundry test contract's
+    invariants, not properties its targets happen to have).
+    """
+    def make(chain: TestChain) -> Oracle:
+        oracle = build(chain, [name])[0]
+        if isinstance(oracle, PropertyOracle):
+            main = chain.main.address if chain.main is not None else None
+            oracle.properties = [p for p in oracle.properties
+                                 if (not main_only or p.contract.address == main)
+                                 and (tests is None or tests.search(p.name))]
+        if tests is not None and isinstance(oracle, FuzzTestOracle):
+            oracle.tests = {s: f for s, f in oracle.tests.items() if tests.search(f.name)}
+        return oracle
+    return make
+
+
+def _foundry_plans(compilations: Sequence[Compilation], name: str, selection: Selection,
+                   chain_config: ChainConfig, config: CampaignConfig,
+                   tests: re.Pattern[str] | None) -> list[CampaignPlan]:
+    """The invariant and fuzz-test campaigns of one test contract."""
+    first = set_up(compilations, name, chain_config)
+    spare = [first]
+
+    def make_chain() -> TestChain:
+        return spare.pop().chain if spare else set_up(compilations, name, chain_config).chain
+
+    test = first.test
+    chosen_invariants = [f for f in invariants(test) if tests is None or tests.search(f.name)]
+    chosen_tests = [f for f in fuzz_tests(test) if tests is None or tests.search(f.name)]
+    plans: list[CampaignPlan] = []
+    if chosen_invariants and first.targets:
+        specs = _specs(first.targets, first.notes)
+        plans.append(CampaignPlan(
+            f"{name} invariants", f"{name}-invariants", make_chain, config, specs,
+            first.senders, _harness_oracles(selection, tests, invariant_mode=True),
+            list(first.notes)))
+    elif chosen_invariants:
+        raise SecantError(f"{name} has invariants but no contract to call",
+                          "create the system in setUp() or name it with targetContract()")
+    if chosen_tests:
+        fuzz = replace(config, fuzz=replace(config.fuzz, sequences="off"))
+        specs = [FunctionSpec(f.signature, None, tuple(vtype(p) for p in f.inputs), f.payable)
+                 for f in chosen_tests]
+        plans.append(CampaignPlan(
+            f"{name} fuzz tests", f"{name}-fuzz-tests",
+            lambda: set_up(compilations, name, chain_config).chain, fuzz, specs,
+            None, _harness_oracles(selection, tests, invariant_mode=False)))
+    if not plans:
+        raise SecantError(f"{name} has no invariant_* function and no test with parameters"
+                          + (" matching --match-test" if tests is not None else ""),
+                          "add one, or loosen --match-test")
+    return plans
+
+
+def _specs(targets: Sequence[tuple[DeployedContract, Sequence[Any]]],
+           notes: list[str]) -> list[FunctionSpec]:
+    specs = []
+    for contract, functions in targets:
+        for function in functions:
+            signature = function.signature if function.kind == "function" else function.kind
+            try:
+                types = tuple(vtype(p) for p in function.inputs)
+            except ValueError as exc:
+                notes.append(f"skipping {contract.name}.{signature}: {exc}")
+                continue
+            specs.append(FunctionSpec(signature, contract.address, types, function.payable))
+    return specs
+
+
+def _harness_oracles(selection: Selection, tests: re.Pattern[str] | None,
+                     invariant_mode: bool) -> list[OracleFactory]:
+    """Invariant campaigns check invariants and assertions; fuzz-test campaigns, the tests."""
+    default = ["property", "assertion"] if invariant_mode else ["fuzz-test"]
+    names = list(selection.oracles) if selection.oracles is not None else default
+    return [_filtered(name, tests, main_only=True) for name in names]
+
+

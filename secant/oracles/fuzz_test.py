@@ -1,0 +1,54 @@
+"""Foundry fuzz tests: a ``test*`` function with parameters fails when its call reverts.
+
+Such a test is a stateless property: every call starts from the state ``setUp()`` left,
+and the test fails when the call reverts (a failed ``assert*``, a ``require``, a panic),
+except for runs ``vm.assume`` rejected, which are discarded as forge discards them. Only
+the chain's main contract is read for tests: it is the test contract in a fuzz-test
+campaign (``secant.targets.foundry``).
+"""
+
+from __future__ import annotations
+
+from secant.abi import decode_revert
+from secant.chain.chain import TestChain
+from secant.engine.oracle import Oracle, PostState
+from secant.targets.contract import ContractRun
+from secant.targets.foundry import fuzz_tests
+from secant.types import Finding, RunResult
+
+ASSUME_REJECTED = b"FOUNDRY::ASSUME"
+"""What a ``vm.assume(false)`` reverts with (a run to discard, not a failure)."""
+
+
+class FuzzTestOracle(Oracle):
+    """Reports the fuzz tests whose call reverted (see the module docstring)."""
+
+    name = "fuzz-test"
+    swc = None
+    description = "a Foundry fuzz test (test* with parameters) reverted"
+    needs = frozenset()
+
+    def __init__(self, chain: TestChain) -> None:
+        main = chain.main
+        self.contract = main
+        self.tests = {f.signature: f for f in fuzz_tests(main)} if main is not None else {}
+
+    def check(self, result: RunResult, post: PostState | None) -> list[Finding]:
+        """A finding when a transaction calling a fuzz test reverted."""
+        if not self.tests or not isinstance(result, ContractRun) or self.contract is None:
+            return []
+        findings = []
+        for index, (tx, outcome) in enumerate(zip(result.case, result.outcomes)):
+            test = self.tests.get(tx.function) if tx.to is None else None
+            if test is None or outcome.success or outcome.invalid:
+                continue
+            if outcome.output.startswith(ASSUME_REJECTED):
+                continue
+            reason = str(decode_revert(outcome.output)) if outcome.output else (
+                outcome.error or "reverted")
+            findings.append(Finding(
+                kind="fuzz-test", swc="", contract=self.contract.name, function=test.name,
+                pc=0, source=None, detail=f"{test.name} failed: {reason}",
+                key=(self.name, self.contract.address, test.signature),
+                case=result.case[:index + 1], oracle=self.name))
+        return findings

@@ -1,0 +1,75 @@
+"""Which campaigns an input gives: a whole system, or a Foundry test contract's invariants
+and fuzz tests; forge's --match-test filter; each violation found, nothing that holds."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.plan import CampaignPlan, Selection, plan
+from secant.chain.chain import ChainConfig
+from secant.compile import Compilation, load
+from secant.engine.fuzzer import FuzzConfig
+from tests.compile.conftest import needs_node
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+@functools.cache
+def compiled(path: str) -> list[Compilation]:
+    return load([FIXTURES / path])
+
+
+def plans(path: str, execs: int, **selection: Any) -> list[CampaignPlan]:
+    return plan(compiled(path), Selection(**selection), ChainConfig(),
+                CampaignConfig(FuzzConfig(seed=0, max_execs=execs)), project=False)
+
+
+def run(campaign_plan: CampaignPlan) -> dict[str, Any]:
+    campaign = Campaign(campaign_plan.make_chain(), campaign_plan.config,
+                        oracles=campaign_plan.oracles, functions=campaign_plan.functions,
+                        senders=campaign_plan.senders)
+    return campaign.run()
+
+
+@needs_node
+def test_a_foundry_test_contract_runs_its_invariants_and_fuzz_tests() -> None:
+    invariant, fuzz = plans("foundry_style/VaultInvariants.t.sol", 3000)
+    assert (invariant.slug, fuzz.slug) == ("VaultInvariantTest-invariants",
+                                           "VaultInvariantTest-fuzz-tests")
+    # The invariant campaign calls only the vault, as targetContracts() says.
+    assert invariant.functions is not None
+    assert {f.signature for f in invariant.functions} == {"deposit(uint256)",
+                                                         "withdraw(uint256)"}
+    summary = run(invariant)
+    status = {p["function"]: p["status"] for p in summary["properties"]}
+    assert status == {"invariant_assets_equal_shares": "failed",
+                      "invariant_decoy_untouched": "passed"}
+    assert [f["function"] for f in summary["findings"]] == ["invariant_assets_equal_shares"]
+    summary = run(fuzz)
+    assert summary["sequences"]["lengths"] == {1: summary["corpus"]}  # stateless
+    [finding] = summary["findings"]
+    assert finding["function"] == "testFuzz_skim_is_zero_after_deposit"
+    assert "the dead amount" in finding["detail"]
+    assert finding["sequence"][0]["args"] == [0xDEAD]
+
+
+@needs_node
+def test_match_test_keeps_the_named_tests_only() -> None:
+    [only] = plans("foundry_style/VaultInvariants.t.sol", 500, match_test="deposit_counts")
+    assert only.slug == "VaultInvariantTest-fuzz-tests"
+    assert only.functions is not None
+    assert [f.signature for f in only.functions] == ["testFuzz_deposit_counts(uint64)"]
+    assert run(only)["findings"] == []
+
+
+@needs_node
+def test_the_whole_system_is_fuzzed() -> None:
+    [whole] = plans("harnesses/WholeSystem.sol", 2000)
+    summary = run(whole)
+    [finding] = summary["findings"]
+    assert finding["function"] == "echidna_pool_not_empty"
+    assert finding["sequence"][-1]["function"] == "take(uint256)"
+    assert finding["sequence"][-1]["to"] == "Pool"
