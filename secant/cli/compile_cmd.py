@@ -24,6 +24,36 @@ from secant.compile.solc import (
 from secant.compile.solidity import CompileOptions
 from secant.errors import SecantError, cli_errors
 
+SolcVersionFlag = Annotated[str | None, typer.Option(
+    "--solc-version", help="Use this solc version instead of the project's or the newest the "
+                           "pragmas allow.")]
+"""``--solc-version``: compiler version (None: the project's, else from the pragmas)."""
+
+OptimizeFlag = Annotated[bool | None, typer.Option(
+    "--optimize/--no-optimize", help="Turn the optimizer on or off (default: the project's "
+                                     "setting, else off).")]
+"""``--optimize/--no-optimize`` (None: the project's setting, else off)."""
+
+OptimizerRunsFlag = Annotated[int | None, typer.Option(
+    "--optimizer-runs", "--optimize-runs", help="Optimizer runs (default: the project's, "
+                                                "else 200).")]
+"""``--optimizer-runs N`` (None: the project's, else 200); does not turn the optimizer on."""
+
+ViaIrFlag = Annotated[bool | None, typer.Option(
+    "--via-ir/--no-via-ir", help="Compile through Yul IR (solc 0.8.13 and later; default: the "
+                                 "project's setting, else off).")]
+"""``--via-ir/--no-via-ir`` (None: the project's setting, else off)."""
+
+EvmVersionFlag = Annotated[str | None, typer.Option(
+    "--evm-version", help="EVM version to compile for, e.g. cancun (default: the project's, "
+                          "else the compiler's).")]
+"""``--evm-version NAME`` (None: the project's, else the compiler's default)."""
+
+RemapFlag = Annotated[list[str] | None, typer.Option(
+    "--remap", metavar="FROM=TO", help="Import remapping [context:]prefix=target, before the "
+                                       "project's (repeatable).")]
+"""``--remap FROM=TO``, repeatable; these win over the project's remappings."""
+
 
 def register(app: typer.Typer) -> None:
     """Add ``compile`` and the ``solc`` group to the main app."""
@@ -111,15 +141,13 @@ def compile_command(
         help="Solidity/Vyper files, directories, Foundry or Hardhat projects, .bin + .abi")],
     contract: Annotated[str | None, typer.Option(
         "--contract", "-c", help="Show only this contract (Name or source:Name).")] = None,
-    solc_version: Annotated[str | None, typer.Option(
-        "--solc-version", help="Use this solc version instead of the newest the pragma allows.")
-    ] = None,
+    solc_version: SolcVersionFlag = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
-    optimize: Annotated[bool, typer.Option("--optimize", help="Enable the optimizer.")] = False,
-    optimize_runs: Annotated[int, typer.Option("--optimize-runs")] = 200,
-    evm_version: Annotated[str | None, typer.Option("--evm-version")] = None,
-    remap: Annotated[list[str] | None, typer.Option(
-        "--remap", help="Extra import remapping prefix=target (repeatable).")] = None,
+    optimize: OptimizeFlag = None,
+    optimizer_runs: OptimizerRunsFlag = None,
+    via_ir: ViaIrFlag = None,
+    evm_version: EvmVersionFlag = None,
+    remap: RemapFlag = None,
     include_path: Annotated[list[Path] | None, typer.Option(
         "--include-path", help="Extra directory to look up imports (repeatable).")] = None,
     abi: Annotated[Path | None, typer.Option(
@@ -131,8 +159,8 @@ def compile_command(
 ) -> None:
     """Compile contracts and print them with their functions, selectors and code sizes."""
     options = CompileOptions(
-        solc_version=solc_version, optimize=optimize, optimize_runs=optimize_runs,
-        evm_version=evm_version, remappings=tuple(remap or ()),
+        solc_version=solc_version, optimize=optimize, optimize_runs=optimizer_runs,
+        evm_version=evm_version, via_ir=via_ir, remappings=tuple(remap or ()),
         include_paths=tuple(include_path or ()), use_cache=not no_cache,
     )
     with SolcManager() as manager:

@@ -9,6 +9,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from secant.cli.compile_cmd import (
+    EvmVersionFlag,
+    OptimizeFlag,
+    OptimizerRunsFlag,
+    RemapFlag,
+    SolcVersionFlag,
+    ViaIrFlag,
+)
 from secant.errors import SecantError, cli_errors
 
 if TYPE_CHECKING:
@@ -40,9 +48,12 @@ def deploy_command(
     fork: Annotated[str, typer.Option("--fork", help="EVM fork of the chain.")] = "cancun",
     unlimited_code_size: Annotated[bool, typer.Option(
         "--unlimited-code-size", help="Lift the EIP-170/3860 contract size limits.")] = False,
-    solc_version: Annotated[str | None, typer.Option(
-        "--solc-version", help="Use this solc version instead of the newest the pragma allows.")
-    ] = None,
+    solc_version: SolcVersionFlag = None,
+    optimize: OptimizeFlag = None,
+    optimizer_runs: OptimizerRunsFlag = None,
+    via_ir: ViaIrFlag = None,
+    evm_version: EvmVersionFlag = None,
+    remap: RemapFlag = None,
     abi: Annotated[Path | None, typer.Option(
         "--abi", help="ABI JSON for raw bytecode input.")] = None,
     runtime: Annotated[bool | None, typer.Option(
@@ -64,8 +75,10 @@ def deploy_command(
     config = ChainConfig(fork=chosen_fork, seed=seed, include_read_only=include_view,
                          unlimited_code_size=unlimited_code_size)
     with SolcManager() as manager:
-        compilations = load([path], CompileOptions(solc_version=solc_version), manager,
-                            LoadOptions(abi=abi, runtime=runtime))
+        options = CompileOptions(solc_version=solc_version, optimize=optimize,
+                                 optimize_runs=optimizer_runs, via_ir=via_ir,
+                                 evm_version=evm_version, remappings=tuple(remap or ()))
+        compilations = load([path], options, manager, LoadOptions(abi=abi, runtime=runtime))
         for note in manager.notes:
             print(f"note: {note}", file=sys.stderr)
     chain = TestChain.setup(compilations, contract, arg or None, value, config)

@@ -9,7 +9,8 @@ The types deployment and reports consume:
   :class:`ImmutableReference` s, source map; ``link()`` and ``to_bytes()``.
 - :class:`SourceLocation`: ``file:line:column`` plus function and contract of a pc.
 
-Entry points: :func:`load` for any input, :func:`compile_files` for Solidity files.
+Entry points: :func:`load` for any input, :func:`compile_files` for Solidity files;
+:func:`compile_options_for` merges command-line choices with a project's compiler settings.
 """
 
 from secant.compile.artifacts import (
@@ -29,6 +30,7 @@ from secant.compile.errors import (
     UnknownContract,
 )
 from secant.compile.loader import LoadOptions, load, select_contract
+from secant.compile.project import compile_options_for
 from secant.compile.solc import SolcManager
 from secant.compile.solidity import CompileOptions, compile_files
 from secant.compile.srcmap import PcMapper, SourceFile, SourceLocation, SourceMapEntry
@@ -54,6 +56,7 @@ __all__ = [
     "ToolMissing",
     "UnknownContract",
     "compile_files",
+    "compile_options_for",
     "load",
     "select_contract",
 ]

@@ -304,13 +304,15 @@ def check_errors(output: Mapping[str, Any], sources: Mapping[str, str],
 
 def from_standard_json(output: Mapping[str, Any], contents: Mapping[str, str],
                        paths: Mapping[str, Path], roots: Sequence[str], compiler: str,
-                       origin: str = "solc") -> Compilation:
+                       origin: str = "solc", what: str | None = None) -> Compilation:
     """Turn a solc standard-JSON output into a :class:`Compilation`.
 
     ``contents``/``paths`` give the text and file of each source unit (for line numbers);
-    missing texts are read from ``paths`` on demand.
+    missing texts are read from ``paths`` on demand. ``what`` names the input in error
+    messages (default: the roots).
     """
-    warnings = check_errors(output, contents, ", ".join(roots) or "the sources")
+    what = what or ", ".join(roots) or "the sources"
+    warnings = check_errors(output, contents, what)
     sources: dict[int, SourceFile] = {}
     for name, data in (output.get("sources") or {}).items():
         source_id = int(data.get("id", len(sources)))
@@ -335,7 +337,7 @@ def from_standard_json(output: Mapping[str, Any], contents: Mapping[str, str],
             ))
     if not contracts:
         raise NoDeployableContract(
-            f"{', '.join(roots) or 'the input'} defines no contract",
+            f"{what} defines no contract",
             "check that the file contains a contract definition",
         )
     order = {(s.name, c.name): (s.id, c.start) for s in sources.values()

@@ -1,4 +1,7 @@
-"""Foundry projects: run ``forge build`` when forge is on PATH, then read ``out/`` artifacts.
+"""Foundry build artifacts: read ``out/`` (after ``forge build`` when asked and forge is on PATH).
+
+secant compiles Foundry projects from source itself (:mod:`secant.compile.project`); these
+artifacts are read instead when they are up to date.
 
 Each artifact ``out/<File>.sol/<Contract>.json`` carries the ABI, creation and runtime code
 with source maps, link and immutable references, method identifiers, the source's AST and its
@@ -16,14 +19,14 @@ from typing import Any
 
 from secant.abi import Abi
 from secant.compile.artifacts import Bytecode, Compilation, CompiledContract, _contract_info
+from secant.compile.config import FOUNDRY_CONFIG, read_foundry
 from secant.compile.errors import CompilationFailed, InputError
-from secant.compile.sources import read_foundry_config
 from secant.compile.srcmap import SourceFile
 
 
 def is_foundry_project(path: Path) -> bool:
     """Whether ``path`` is a directory with a ``foundry.toml``."""
-    return path.is_dir() and (path / "foundry.toml").is_file()
+    return path.is_dir() and (path / FOUNDRY_CONFIG).is_file()
 
 
 def forge_build(root: Path) -> None:
@@ -66,11 +69,10 @@ def _metadata(artifact: dict[str, Any]) -> dict[str, Any]:
 def load_foundry(root: Path, build: bool = True) -> Compilation:
     """Read a Foundry project's artifacts (building first when forge is available)."""
     root = root.resolve()
-    config = read_foundry_config(root)
+    project = read_foundry(root)
     if build:
         forge_build(root)
-    out = root / str(config.get("out", "out"))
-    src = str(config.get("src", "src")).strip("/")
+    out = root / project.out
     artifacts = sorted(p for p in out.glob("*/*.json")) if out.is_dir() else []
     if not artifacts:
         raise InputError(
@@ -123,7 +125,6 @@ def load_foundry(root: Path, build: bool = True) -> Compilation:
             ast_id=details.get("id"), base_ids=details.get("bases", ()),
             compiler=f"solc {compiler}" if compiler else "",
         ))
-    roots = tuple(sorted({c.source for c in contracts
-                          if c.source == src or c.source.startswith(src + "/")}))
+    roots = tuple(sorted({c.source for c in contracts if project.is_main(c.source)}))
     label = f"solc {compiler} (forge artifacts)" if compiler else "forge artifacts"
     return Compilation(contracts, sources, roots, label, "foundry")

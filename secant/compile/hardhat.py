@@ -1,4 +1,7 @@
-"""Hardhat projects: build-info files and per-contract artifacts.
+"""Hardhat build artifacts: build-info files and per-contract artifacts.
+
+secant compiles Hardhat projects from source itself (:mod:`secant.compile.project`); these
+artifacts are read instead when their build-info holds the sources as they are now.
 
 ``artifacts/build-info/*.json`` hold solc's full standard-JSON input and output (Hardhat 3
 keeps the output in a sibling ``<id>.output.json``); without build-info the
@@ -13,9 +16,8 @@ from typing import Any
 
 from secant.abi import Abi
 from secant.compile.artifacts import Bytecode, Compilation, CompiledContract, from_standard_json
+from secant.compile.config import HARDHAT_CONFIGS as _CONFIGS
 from secant.compile.errors import InputError
-
-_CONFIGS = ("hardhat.config.js", "hardhat.config.ts", "hardhat.config.cjs", "hardhat.config.mjs")
 
 
 def artifacts_dir(path: Path) -> Path | None:

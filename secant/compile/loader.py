@@ -11,9 +11,10 @@ from pathlib import Path
 
 from secant.compile.artifacts import Compilation, CompiledContract
 from secant.compile.bytecode import BYTECODE_SUFFIXES, load_bytecode
+from secant.compile.config import read_project
 from secant.compile.errors import InputError, NoDeployableContract, UnknownContract
-from secant.compile.foundry import is_foundry_project, load_foundry
 from secant.compile.hardhat import is_hardhat_project, load_hardhat
+from secant.compile.project import check_options, compile_options_for, load_project
 from secant.compile.solc import SolcManager
 from secant.compile.solidity import CompileOptions, compile_sources, gather
 from secant.compile.vyper_lang import compile_vyper
@@ -21,11 +22,15 @@ from secant.compile.vyper_lang import compile_vyper
 
 @dataclass(frozen=True)
 class LoadOptions:
-    """Options for non-Solidity inputs: the ABI file of raw code, runtime-vs-creation."""
+    """Options for non-Solidity inputs: the ABI file of raw code, runtime-vs-creation.
+
+    ``forge_build`` runs ``forge build`` (when forge is on PATH) for a Foundry project whose
+    ``out/`` is stale, instead of compiling its sources with solc.
+    """
 
     abi: Path | None = None
     runtime: bool | None = None
-    forge_build: bool = True
+    forge_build: bool = False
 
 
 def _expand(path: Path) -> list[Path]:
@@ -40,8 +45,13 @@ def _expand(path: Path) -> list[Path]:
 def load(paths: list[Path], options: CompileOptions | None = None,
          manager: SolcManager | None = None,
          load_options: LoadOptions | None = None) -> list[Compilation]:
-    """Compile or read every input; Solidity files share one compiler process per version."""
-    options = options or CompileOptions()
+    """Compile or read every input; Solidity files share one compiler process per version.
+
+    ``options`` hold the caller's choices; a Foundry or Hardhat project fills in the compiler
+    settings they leave unchosen, for the project itself and for files inside it
+    (:func:`secant.compile.project.compile_options_for`).
+    """
+    options = check_options(options or CompileOptions())
     extra = load_options or LoadOptions()
     own = manager is None
     active = manager or SolcManager(allow_install=options.allow_install)
@@ -51,8 +61,9 @@ def load(paths: list[Path], options: CompileOptions | None = None,
             if not path.exists():
                 raise InputError(f"{path} does not exist", "check the path")
             if path.is_dir():
-                if is_foundry_project(path):
-                    results.append(load_foundry(path, build=extra.forge_build))
+                project = read_project(path.resolve())
+                if project is not None:
+                    results.extend(load_project(project, options, active, extra.forge_build))
                     continue
                 if is_hardhat_project(path):
                     results.extend(load_hardhat(path))
@@ -61,7 +72,8 @@ def load(paths: list[Path], options: CompileOptions | None = None,
             else:
                 files = [path]
             for file in files:
-                results.append(_load_file(file, options, active, extra))
+                results.append(_load_file(file, compile_options_for([file], options), active,
+                                          extra))
     finally:
         if own:
             active.close()

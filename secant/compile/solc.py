@@ -380,6 +380,14 @@ class SolcManager:
             compiler.close()
         self._compilers.clear()
 
+    def candidates(self) -> set[Version]:
+        """The versions :meth:`select` chooses among: releases known, installed, native."""
+        found = set(remote_versions()) | set(installed_versions())
+        native = find_native() if self.use_native else None
+        if native is not None:
+            found.add(native.version)
+        return found
+
     def select(self, pragma: VersionRange, requested: str | None = None,
                where: str = "the sources") -> tuple[str, Version]:
         """Pick ``(kind, version)``: native if it satisfies, else the newest solc-js release.

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from secant.compile.artifacts import Compilation, from_standard_json
 from secant.compile.cache import OutputCache, content_key
+from secant.compile.config import CompilerSettings
+from secant.compile.evm_versions import evm_version_for
+from secant.compile.remappings import Remapping, merge_remappings
 from secant.compile.semver import Version, format_version
 from secant.compile.solc import SolcManager
 from secant.compile.sources import (
-    Remapping,
     SourceSet,
     collect_sources,
     find_project_root,
@@ -33,48 +36,87 @@ CONTRACT_OUTPUTS = (
 """Per-contract standard-JSON outputs requested (versions ignore the ones they lack)."""
 
 
+DEFAULT_RUNS = 200
+"""Optimizer runs when neither the command line nor the project says (solc's default)."""
+
+
 @dataclass(frozen=True)
 class CompileOptions:
-    """How to compile: compiler choice, optimizer, EVM version, import resolution, caching."""
+    """How to compile: compiler choice, optimizer, EVM version, import resolution, caching.
+
+    None means "not chosen": a project's own setting (``foundry.toml``, Hardhat config)
+    applies, else the default (newest version the pragmas allow, optimizer off at
+    :data:`DEFAULT_RUNS` runs, no via-IR, the compiler's default EVM version).
+    ``remappings`` (``[context:]prefix=target``) take precedence over the project's.
+    """
 
     solc_version: str | None = None
-    optimize: bool = False
-    optimize_runs: int = 200
+    optimize: bool | None = None
+    optimize_runs: int | None = None
     evm_version: str | None = None
-    via_ir: bool = False
+    via_ir: bool | None = None
     remappings: tuple[str, ...] = ()
     include_paths: tuple[Path, ...] = ()
     base_path: Path | None = None
     use_cache: bool = True
     allow_install: bool = True
 
+    def with_settings(self, settings: CompilerSettings) -> CompileOptions:
+        """These options with ``settings`` filling in what they leave unchosen (None)."""
+        filled = {f.name: getattr(settings, f.name) for f in fields(settings)
+                  if getattr(self, f.name) is None and getattr(settings, f.name) is not None}
+        return replace(self, **filled) if filled else self
+
+    @property
+    def chooses_compiler_settings(self) -> bool:
+        """Whether a compiler setting or remapping was chosen here (not left to the project)."""
+        return any(getattr(self, f.name) is not None for f in fields(CompilerSettings)) or \
+            bool(self.remappings or self.include_paths)
+
+    def parsed_remappings(self) -> tuple[Remapping, ...]:
+        """``remappings`` parsed (malformed entries are skipped)."""
+        return tuple(r for r in (Remapping.parse(t) for t in self.remappings) if r is not None)
+
 
 def solc_settings(version: Version, options: CompileOptions) -> dict[str, Any]:
-    """Return the standard-JSON ``settings`` for ``version`` (remappings come from sources)."""
+    """Return the standard-JSON ``settings`` for ``version`` (remappings come from sources).
+
+    An EVM version newer than ``version`` knows is lowered to the newest it does know.
+    """
+    runs = DEFAULT_RUNS if options.optimize_runs is None else options.optimize_runs
     settings: dict[str, Any] = {
-        "optimizer": {"enabled": options.optimize, "runs": options.optimize_runs},
+        "optimizer": {"enabled": bool(options.optimize), "runs": runs},
         "outputSelection": {"*": {"*": list(CONTRACT_OUTPUTS), "": ["ast"]}},
     }
-    if options.evm_version:
-        settings["evmVersion"] = options.evm_version
+    evm = evm_version_for(options.evm_version, version) if options.evm_version else None
+    if evm:
+        settings["evmVersion"] = evm
     if options.via_ir and version >= (0, 8, 13):
         settings["viaIR"] = True
     return settings
 
 
 def gather(files: list[Path], options: CompileOptions) -> SourceSet:
-    """Read ``files`` and their imports with the options' remappings and include paths."""
-    extra = tuple(r for r in (Remapping.parse(t) for t in options.remappings) if r is not None)
+    """Read ``files`` and their imports with the options' remappings and include paths.
+
+    The options' remappings come before the project's (found from the first file).
+    """
+    extra = options.parsed_remappings()
     remappings = None
     if extra:
         root = options.base_path or files[0].resolve().parent
-        remappings = extra + project_remappings(find_project_root(root))
+        remappings = merge_remappings(extra, project_remappings(find_project_root(root)))
     return collect_sources(files, options.base_path, remappings, options.include_paths)
 
 
-def compile_sources(sources: SourceSet, manager: SolcManager,
-                    options: CompileOptions) -> Compilation:
-    """Compile a gathered source set with the version its pragmas (or options) call for."""
+def compile_sources(sources: SourceSet, manager: SolcManager, options: CompileOptions,
+                    roots: Sequence[str] | None = None, origin: str = "solc",
+                    what: str | None = None) -> Compilation:
+    """Compile a gathered source set with the version its pragmas (or options) call for.
+
+    ``roots`` (default: the set's roots) are the units whose contracts are the input's own;
+    ``what`` names the input in error messages (default: the roots).
+    """
     pragma, where = sources.pragma()
     kind, version = manager.select(pragma, options.solc_version, where)
     std_input = sources.standard_input(solc_settings(version, options))
@@ -95,7 +137,8 @@ def compile_sources(sources: SourceSet, manager: SolcManager,
             located = _find(name, sources)
             if located is not None:
                 paths[name] = located
-    return from_standard_json(output, contents, paths, sources.roots, label)
+    chosen = sources.roots if roots is None else list(roots)
+    return from_standard_json(output, contents, paths, chosen, label, origin, what)
 
 
 def _find(name: str, sources: SourceSet) -> Path | None:

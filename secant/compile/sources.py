@@ -1,21 +1,27 @@
-"""Solidity sources: project layout, remappings, import resolution, version pragmas.
+"""Solidity sources: imports, their resolution into source units, version pragmas.
 
 secant reads every imported file itself and hands the compiler a standard-JSON input with
 all contents inlined, so the output cache key covers every byte that was compiled and the
 version pragmas of imported files constrain the compiler choice too. Source unit names
 follow solc: relative imports (``./``, ``../``) resolve against the importing unit's name,
 then remappings apply; a unit name is looked up under the base path, then each include path.
+Where remappings and the project root come from is :mod:`secant.compile.config`'s business.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from secant.compile.config import find_project_root as find_project_root
+from secant.compile.config import project_remappings as project_remappings
 from secant.compile.errors import InputError
+from secant.compile.remappings import Remapping as Remapping
+from secant.compile.remappings import apply_remappings as apply_remappings
 from secant.compile.semver import VersionRange
 
 _TOKEN_RE = re.compile(
@@ -23,8 +29,6 @@ _TOKEN_RE = re.compile(
 )
 _IMPORT_RE = re.compile(r"\bimport\b\s*(?:[^;\"']*?\bfrom\s*)?[\"']([^\"']+)[\"'][^;]*;")
 _PRAGMA_RE = re.compile(r"\bpragma\s+solidity\s+([^;]+);")
-_ROOT_MARKERS = ("foundry.toml", "hardhat.config.js", "hardhat.config.ts", "hardhat.config.cjs",
-                 "hardhat.config.mjs", "remappings.txt", "truffle-config.js", ".git")
 
 
 def strip_comments(text: str) -> str:
@@ -48,44 +52,6 @@ def find_pragmas(text: str) -> list[str]:
     return [expr.strip() for expr in _PRAGMA_RE.findall(strip_comments(text))]
 
 
-@dataclass(frozen=True)
-class Remapping:
-    """An import remapping ``[context:]prefix=target``."""
-
-    context: str
-    prefix: str
-    target: str
-
-    @classmethod
-    def parse(cls, text: str) -> Remapping | None:
-        """Parse one remapping line; None for blanks and comments."""
-        text = text.strip()
-        if not text or text.startswith("#") or "=" not in text:
-            return None
-        left, target = text.split("=", 1)
-        context, prefix = left.split(":", 1) if ":" in left else ("", left)
-        return cls(context.strip(), prefix.strip(), target.strip())
-
-    def __str__(self) -> str:
-        head = f"{self.context}:" if self.context else ""
-        return f"{head}{self.prefix}={self.target}"
-
-
-def apply_remappings(name: str, importer: str, remappings: tuple[Remapping, ...]) -> str:
-    """Apply the best remapping (longest context, then longest prefix) like solc does."""
-    best: Remapping | None = None
-    for remap in remappings:
-        if not importer.startswith(remap.context) or not name.startswith(remap.prefix):
-            continue
-        if best is None or (len(remap.context), len(remap.prefix)) > (
-            len(best.context), len(best.prefix)
-        ):
-            best = remap
-    if best is None:
-        return name
-    return best.target + name[len(best.prefix):]
-
-
 class _Escape(Exception):
     """A relative import climbs above the base path."""
 
@@ -106,54 +72,16 @@ def resolve_unit_name(import_path: str, importer: str) -> str:
     return "/".join(result)
 
 
-def find_project_root(path: Path) -> Path:
-    """Return the nearest ancestor of ``path`` holding a project marker, else its directory."""
-    start = path if path.is_dir() else path.parent
-    for candidate in (start, *start.parents):
-        if any((candidate / marker).exists() for marker in _ROOT_MARKERS):
-            return candidate
-    return start
-
-
-def read_foundry_config(root: Path) -> dict[str, Any]:
-    """Return the ``[profile.default]`` table of ``foundry.toml`` (empty when absent)."""
-    path = root / "foundry.toml"
-    if not path.is_file():
-        return {}
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise InputError(f"cannot read {path}: {exc}", "fix the TOML syntax") from None
-    profile = data.get("profile", {}).get("default", {})
-    return profile if isinstance(profile, dict) else {}
-
-
-def project_remappings(root: Path) -> tuple[Remapping, ...]:
-    """Remappings from foundry.toml, remappings.txt and Foundry's ``lib/<name>`` defaults."""
-    found: list[Remapping] = []
-    config = read_foundry_config(root)
-    for line in config.get("remappings", []) or []:
-        remap = Remapping.parse(str(line))
-        if remap is not None:
-            found.append(remap)
-    txt = root / "remappings.txt"
-    if txt.is_file():
-        for line in txt.read_text(encoding="utf-8").splitlines():
-            remap = Remapping.parse(line)
-            if remap is not None:
-                found.append(remap)
-    if (root / "foundry.toml").is_file():
-        for lib in config.get("libs", ["lib"]) or ["lib"]:
-            lib_dir = root / str(lib)
-            if not lib_dir.is_dir():
-                continue
-            for dep in sorted(p for p in lib_dir.iterdir() if p.is_dir()):
-                prefix = f"{dep.name}/"
-                if any(r.prefix == prefix for r in found):
-                    continue
-                sub = "src/" if (dep / "src").is_dir() else ""
-                found.append(Remapping("", prefix, f"{lib}/{dep.name}/{sub}"))
-    return tuple(dict.fromkeys(found))
+@functools.lru_cache(maxsize=4096)
+def _pragma_ranges(content: str) -> tuple[VersionRange, ...]:
+    """The parsed version pragmas of a source (memoized: project builds ask per file)."""
+    ranges = []
+    for expr in find_pragmas(content):
+        try:
+            ranges.append(VersionRange.parse(expr))
+        except ValueError:
+            continue
+    return tuple(ranges)
 
 
 @dataclass
@@ -167,26 +95,58 @@ class SourceUnit:
 
 @dataclass
 class SourceSet:
-    """The closure of some root files under their imports, ready for standard JSON."""
+    """The closure of some root files under their imports, ready for standard JSON.
+
+    ``imports`` maps each unit to the unit names its imports resolve to (found or not).
+    """
 
     base: Path
     roots: list[str]
     units: dict[str, SourceUnit] = field(default_factory=dict)
     remappings: tuple[Remapping, ...] = ()
     include_paths: tuple[Path, ...] = ()
+    imports: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
-    def pragma(self) -> tuple[VersionRange, str]:
-        """Return the intersection of all version pragmas and the units that state them."""
+    def pragma(self, names: Iterable[str] | None = None) -> tuple[VersionRange, str]:
+        """Return the intersection of the version pragmas and the units that state them.
+
+        Over every unit, or over ``names`` only.
+        """
         result = VersionRange.any()
         where: list[str] = []
-        for unit in self.units.values():
-            for expr in find_pragmas(unit.content):
-                try:
-                    result = result.intersect(VersionRange.parse(expr))
-                except ValueError:
-                    continue
+        chosen = self.units.values() if names is None else \
+            [self.units[n] for n in names if n in self.units]
+        for unit in chosen:
+            for allowed in _pragma_ranges(unit.content):
+                result = result.intersect(allowed)
                 where.append(unit.name)
         return result, ", ".join(dict.fromkeys(where)) or "the sources"
+
+    def closure(self, names: Iterable[str]) -> list[str]:
+        """``names`` and every unit they import, directly or not (units that were found)."""
+        seen: dict[str, None] = {}
+        stack = [n for n in names if n in self.units]
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen[name] = None
+            stack.extend(n for n in self.imports.get(name, ()) if n in self.units)
+        return list(seen)
+
+    def missing(self, names: Iterable[str]) -> list[str]:
+        """Imports of ``names`` (and of what they import) that no file was found for."""
+        return list(dict.fromkeys(n for unit in self.closure(names)
+                                  for n in self.imports.get(unit, ()) if n not in self.units))
+
+    def subset(self, roots: Iterable[str]) -> SourceSet:
+        """The source set of ``roots`` (units of this set) and what they import."""
+        chosen = list(roots)
+        names = set(self.closure(chosen))
+        return SourceSet(self.base, chosen,
+                         {n: u for n, u in self.units.items() if n in names},
+                         self.remappings, self.include_paths,
+                         {n: i for n, i in self.imports.items() if n in names})
 
     def search_roots(self) -> list[str]:
         """Directories to read units from: the base path, then the include paths."""
@@ -259,8 +219,10 @@ def _collect(files: list[Path], base: Path, remappings: tuple[Remapping, ...],
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read {path}: {exc}", "check the file") from None
         result.units[name] = SourceUnit(name, path, content)
-        for imported in find_imports(content):
-            unit = apply_remappings(resolve_unit_name(imported, name), name, remappings)
+        resolved = [apply_remappings(resolve_unit_name(imported, name), name, remappings)
+                    for imported in find_imports(content)]
+        result.imports[name] = tuple(resolved)
+        for unit in resolved:
             if unit in result.units:
                 continue
             found = _locate(unit, base, include_paths)
