@@ -53,6 +53,7 @@ class Selection:
     match_contract: str | None = None
     match_test: str | None = None
     oracles: Sequence[str] | None = None
+    property_prefixes: Sequence[str] | None = None
 
 
 def _regex(pattern: str | None, option: str) -> re.Pattern[str] | None:
@@ -119,14 +120,14 @@ def plan(compilations: Sequence[Compilation], selection: Selection,
 def _oracles(selection: Selection, tests: re.Pattern[str] | None
              ) -> list[OracleFactory] | None:
     """Oracle factories honouring --oracles and --match-test (None: every registered one)."""
-    if tests is None and selection.oracles is None:
+    if tests is None and selection.oracles is None and selection.property_prefixes is None:
         return None
     names = list(selection.oracles) if selection.oracles is not None else list(available())
-    return [_filtered(name, tests) for name in names]
+    return [_filtered(name, tests, prefixes=selection.property_prefixes) for name in names]
 
 
-def _filtered(name: str, tests: re.Pattern[str] | None,
-              main_only: bool = False) -> OracleFactory:
+def _filtered(name: str, tests: re.Pattern[str] | None, main_only: bool = False,
+              prefixes: Sequence[str] | None = None) -> OracleFactory:
     """A factory of oracle ``name`` keeping the properties and tests ``tests`` matches.
 
     ``main_only`` keeps only the main contract's properties (a Foundry test contract's
@@ -134,6 +135,8 @@ def _filtered(name: str, tests: re.Pattern[str] | None,
     """
     def make(chain: TestChain) -> Oracle:
         oracle = build(chain, [name])[0]
+        if isinstance(oracle, PropertyOracle) and prefixes is not None:
+            oracle.use_prefixes(prefixes)
         if isinstance(oracle, PropertyOracle):
             main = chain.main.address if chain.main is not None else None
             oracle.properties = [p for p in oracle.properties

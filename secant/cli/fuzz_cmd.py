@@ -14,6 +14,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from secant.chain.accounts import DEFAULT_BALANCE
+from secant.cli.compile_cmd import (
+    EvmVersionFlag,
+    OptimizeFlag,
+    OptimizerRunsFlag,
+    RemapFlag,
+    SolcVersionFlag,
+    ViaIrFlag,
+)
 from secant.engine.events import FuzzListener
 from secant.errors import SecantError, cli_errors
 
@@ -41,6 +49,7 @@ def parse_duration(text: str) -> float:
 
 @cli_errors
 def fuzz_command(
+    ctx: typer.Context,
     path: Annotated[Path, typer.Argument(
         help="A Solidity/Vyper file, a Foundry or Hardhat project, or .bin + .abi")],
     contract: Annotated[str | None, typer.Option(
@@ -100,9 +109,15 @@ def fuzz_command(
         "--no-prefix-cache", help="Replay every sequence in full (no prefix-state cache).")
     ] = False,
     fork: Annotated[str, typer.Option("--fork", help="EVM fork of the chain.")] = "cancun",
-    solc_version: Annotated[str | None, typer.Option(
-        "--solc-version", help="Use this solc version instead of the newest allowed.")
-    ] = None,
+    solc_version: SolcVersionFlag = None,
+    optimize: OptimizeFlag = None,
+    optimizer_runs: OptimizerRunsFlag = None,
+    via_ir: ViaIrFlag = None,
+    evm_version: EvmVersionFlag = None,
+    remap: RemapFlag = None,
+    property_prefix: Annotated[list[str] | None, typer.Option(
+        "--property-prefix", help="A name prefix of boolean properties (repeat; default: "
+                                  "echidna_, property_, invariant_, statefulFuzz_).")] = None,
     oracles: Annotated[str | None, typer.Option(
         "--oracles", help="Comma-separated oracles to run (default: all; see --list-oracles).")
     ] = None,
@@ -110,6 +125,11 @@ def fuzz_command(
         "--list-oracles", is_eager=True, callback=lambda value: _list_oracles(value),
         help="List the oracles with their SWC ids and exit.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live display.")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace the output of an earlier campaign in --out.")] = False,
+    config: Annotated[Path | None, typer.Option(
+        "--config", help="Read options from this secant.toml (default: the nearest one "
+                         "from the input's folder up).")] = None,
     fail_on_findings: Annotated[bool, typer.Option(
         "--fail-on-findings", help="Exit with 1 when anything was found (for CI).")] = False,
 ) -> None:
@@ -118,9 +138,57 @@ def fuzz_command(
     A Foundry test contract (or a project folder, for each test contract in it) runs its
     invariants over the contracts setUp() created, and its fuzz tests.
     """
+    from secant.cli.settings import merged_options
+
+    options = merged_options(ctx, path, config, "fuzz")
+    options.pop("list_oracles", None)
+    options.pop("config", None)
+    _fuzz(**options)
+
+
+def _fuzz(
+    *,
+    path: Path,
+    contract: str | None,
+    arg: list[str] | None,
+    value: int,
+    balance: int,
+    match_contract: str | None,
+    match_test: str | None,
+    unlimited_code_size: bool,
+    time_budget: str | None,
+    execs: int | None,
+    seed: int,
+    out: Path,
+    schedule: str | None,
+    target: str | None,
+    no_predict: bool,
+    predict_iterations: int,
+    sequences: str,
+    aggressive_probability: float,
+    no_adaptive: bool,
+    adaptive_share: float | None,
+    max_sequence_length: int,
+    no_prefix_cache: bool,
+    fork: str,
+    solc_version: str | None,
+    optimize: bool | None,
+    optimizer_runs: int | None,
+    via_ir: bool | None,
+    evm_version: str | None,
+    remap: list[str] | None,
+    property_prefix: list[str] | None,
+    oracles: str | None,
+    quiet: bool,
+    force: bool,
+    fail_on_findings: bool,
+) -> None:
+    """The fuzz command once its options are settled (flags over secant.toml)."""
     from secant.campaign.campaign import Campaign, CampaignConfig
+    from secant.campaign.output import prepare_output
     from secant.campaign.plan import Selection, plan
     from secant.chain.chain import ChainConfig
+    from secant.compile import compile_options_for
     from secant.compile.loader import load
     from secant.compile.solc import SolcManager
     from secant.compile.solidity import CompileOptions
@@ -164,17 +232,22 @@ def fuzz_command(
                         adaptive=not no_adaptive, adaptive_share=adaptive_share,
                         max_sequence_length=max_sequence_length)
     with SolcManager() as manager:
-        compilations = load([path], CompileOptions(solc_version=solc_version), manager)
+        compile_options = compile_options_for([path], CompileOptions(
+            solc_version=solc_version, optimize=optimize, optimize_runs=optimizer_runs,
+            via_ir=via_ir, evm_version=evm_version, remappings=tuple(remap or ())))
+        compilations = load([path], compile_options, manager)
         for note in manager.notes:
             print(f"note: {note}", file=sys.stderr)
     chosen_oracles = ([name.strip() for name in oracles.split(",") if name.strip()]
                       if oracles is not None else None)
     selection = Selection(contract, list(arg) if arg else None, value, match_contract,
-                          match_test, chosen_oracles)
+                          match_test, chosen_oracles,
+                          list(property_prefix) if property_prefix else None)
     chain_config = ChainConfig(fork=chosen_fork, seed=seed, balance=balance,
                                unlimited_code_size=unlimited_code_size)
     campaign_config = CampaignConfig(fuzz=config, out=out, prefix_cache=not no_prefix_cache,
                                      oracles=chosen_oracles)
+    prepare_output(out, force)
     plans = plan(compilations, selection, chain_config, campaign_config,
                  project=path.is_dir())
     failed = False

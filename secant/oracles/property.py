@@ -119,8 +119,8 @@ class PropertyOracle(Oracle):
     needs = frozenset()
 
     def __init__(self, chain: TestChain, prefixes: Sequence[str] = PROPERTY_PREFIXES) -> None:
-        targets = [c for c in chain.contracts if c.role != "attacker"]
-        self.properties = find_properties(targets, prefixes)
+        self._contracts = [c for c in chain.contracts if c.role != "attacker"]
+        self.properties = find_properties(self._contracts, prefixes)
         self.sender = chain.deployer.address
         self.names = chain.names()
         self.failed: dict[tuple[object, ...], Finding] = {}
@@ -128,6 +128,10 @@ class PropertyOracle(Oracle):
         self._pending: list[tuple[int, Finding]] = []
         self._case: TxSeq = ()
         self._initial_checked = False
+
+    def use_prefixes(self, prefixes: Sequence[str]) -> None:
+        """Find the properties again with other name prefixes."""
+        self.properties = find_properties(self._contracts, prefixes)
 
     def watches_steps(self) -> bool:
         """Whether there is anything to evaluate after transactions."""

@@ -34,7 +34,7 @@ def test_fuzz_writes_summary_and_findings(tmp_path: Path) -> None:
     assert list((out / "corpus").glob("*.json"))
     assert "1 finding(s)" in proc.stdout
     failing = run_cli("fuzz", str(EXAMPLES / "DerivedConstant.sol"), "--execs", "500",
-                      "--seed", "3", "--out", str(out), "--fail-on-findings")
+                      "--seed", "3", "--out", str(out), "--fail-on-findings", "--force")
     assert failing.returncode == 1
 
 
