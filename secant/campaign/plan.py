@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from secant.campaign.campaign import CampaignConfig, OracleFactory
+from secant.campaign.worker import function_specs
 from secant.chain.chain import ChainConfig, TestChain
 from secant.chain.deploy import DeployedContract
 from secant.compile.artifacts import Compilation
@@ -113,8 +114,12 @@ def plan(compilations: Sequence[Compilation], selection: Selection,
             list(compilations), selection.contract, selection.args, selection.value,
             chain_config)
 
-    return [CampaignPlan(main.name, main.name, make_chain, config,
-                         oracles=_oracles(selection, tests))]
+    functions = None
+    notes: list[str] = []
+    if selection.property_prefixes is not None:
+        functions, notes = function_specs(chain, property_prefixes=selection.property_prefixes)
+    return [CampaignPlan(main.name, main.name, make_chain, config, functions,
+                         oracles=_oracles(selection, tests), notes=notes)]
 
 
 def _oracles(selection: Selection, tests: re.Pattern[str] | None

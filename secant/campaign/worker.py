@@ -35,7 +35,7 @@ from secant.errors import SecantError
 from secant.evm.analysis import analyze
 from secant.evm.crypto import keccak256
 from secant.evm.opcodes import NUMBER, TIMESTAMP
-from secant.oracles.property import is_property_name
+from secant.oracles.property import PROPERTY_PREFIXES, is_property_name
 from secant.oracles.registry import recordings
 from secant.targets.contract import ContractTarget, StepObserver
 from secant.targets.prefix_cache import PrefixCache
@@ -93,7 +93,9 @@ def target_contracts(chain: TestChain) -> list[DeployedContract]:
 
 
 def function_specs(chain: TestChain, contracts: list[DeployedContract] | None = None,
-                   read_only: bool = True) -> tuple[list[FunctionSpec], list[str]]:
+                   read_only: bool = True,
+                   property_prefixes: Sequence[str] = PROPERTY_PREFIXES,
+                   ) -> tuple[list[FunctionSpec], list[str]]:
     """Mutator specs of the fuzzable functions of ``contracts``, and notes on skipped ones.
 
     ``contracts`` defaults to ``target_contracts``.
@@ -111,7 +113,7 @@ def function_specs(chain: TestChain, contracts: list[DeployedContract] | None = 
         to = None if main is not None and contract.address == main.address else contract.address
         prefix = "" if to is None else f"{contract.name}."
         for fn in contract.functions(include_read_only=read_only):
-            if fn.kind == "function" and (is_property_name(fn.name)
+            if fn.kind == "function" and (is_property_name(fn.name, property_prefixes)
                                           or (fn.read_only and fn.name in getters)):
                 continue
             signature = fn.signature if fn.kind == "function" else fn.kind

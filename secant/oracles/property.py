@@ -10,7 +10,9 @@ from the deployer on the state the transaction left:
 * a Foundry invariant (``invariant_``) fails when it reverts (a forge-std assertion reverts)
   or returns false;
 * an optimization target (``echidna_opt_``, ``optimize_``; it returns ``int256``) never
-  fails: the oracle keeps the largest value seen and the case that reached it.
+  fails: the oracle keeps the largest value seen and the case that reached it;
+* Foundry's ``afterInvariant()`` is evaluated after the last transaction of every case (the
+  end of a run, in forge's words) and fails when it reverts.
 
 A failure is a finding keyed by the property, whose case is the prefix after which it
 failed (empty when the deployed state already breaks it). Properties that never failed are
@@ -50,7 +52,7 @@ class Property:
 
     contract: DeployedContract
     function: AbiFunction
-    kind: str  # "boolean", "invariant" or "optimization"
+    kind: str  # "boolean", "invariant", "after" (afterInvariant) or "optimization"
     source: str | None = None
 
     @property
@@ -75,10 +77,13 @@ def find_properties(contracts: Sequence[DeployedContract],
     found = []
     for contract in contracts:
         for function in contract.abi.functions:
-            if function.inputs or not is_property_name(function.name, prefixes):
+            if function.inputs or not (is_property_name(function.name, prefixes)
+                                       or function.name == "afterInvariant"):
                 continue
             outputs = [p.type for p in function.outputs]
-            if function.name.startswith(OPTIMIZATION_PREFIXES):
+            if function.name == "afterInvariant":
+                kind = "after"
+            elif function.name.startswith(OPTIMIZATION_PREFIXES):
                 if outputs != ["int256"]:
                     continue
                 kind = "optimization"
@@ -162,13 +167,17 @@ class PropertyOracle(Oracle):
         one case this can miss).
         """
         tx = case[index]
-        if not outcome.success and not (tx.blocks or tx.time):
-            return
-        self._evaluate(case[:index + 1], index, target, record=True)
+        last = index == len(case) - 1
+        if outcome.success or tx.blocks or tx.time:
+            self._evaluate(case[:index + 1], index, target, record=True)
+        if last:
+            self._evaluate(case, index, target, record=True, after=True)
 
     def _evaluate(self, prefix: TxSeq, step: int, target: ContractTarget,
-                  record: bool) -> None:
+                  record: bool, after: bool = False) -> None:
         for prop in self.properties:
+            if (prop.kind == "after") != after:
+                continue
             if prop.kind != "optimization" and prop.key in self.failed:
                 continue
             selector = prop.function.selector

@@ -149,3 +149,19 @@ def test_a_test_contract_gives_one_output_folder_per_campaign(tmp_path: Path) ->
     bad = run_cli("fuzz", str(test_file), "--execs", "10", "--match-test", "(",
                   "--out", str(tmp_path / "bad"))
     assert bad.returncode == 2 and bad.stderr.startswith("error: --match-test '(' is not")
+
+
+@needs_node
+def test_property_prefixes_choose_the_properties(tmp_path: Path) -> None:
+    source = tmp_path / "Prefixed.sol"
+    harness = Path(__file__).resolve().parents[1] / "fixtures" / "harnesses" / "MedusaStyle.sol"
+    source.write_text(harness.read_text().replace("property_", "check_"))
+    proc = run_cli("fuzz", str(source), "--execs", "3000", "--property-prefix", "check_",
+                   "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert {p["function"]: p["status"] for p in summary["properties"]} == {
+        "check_never_stage_three": "failed", "check_stage_at_most_three": "passed"}
+    # The properties are evaluated, never called as transactions.
+    assert all("check_" not in tx["function"] for f in summary["findings"]
+               for tx in f["sequence"])

@@ -73,3 +73,14 @@ def test_the_whole_system_is_fuzzed() -> None:
     assert finding["function"] == "echidna_pool_not_empty"
     assert finding["sequence"][-1]["function"] == "take(uint256)"
     assert finding["sequence"][-1]["to"] == "Pool"
+
+
+@needs_node
+def test_after_invariant_runs_at_the_end_of_every_case() -> None:
+    [invariant] = plans("foundry_style/AfterInvariant.t.sol", 3000)
+    summary = run(invariant)
+    status = {p["function"]: (p["kind"], p["status"]) for p in summary["properties"]}
+    assert status == {"invariant_small": ("invariant", "passed"),
+                      "afterInvariant": ("after", "failed")}
+    [finding] = summary["findings"]
+    assert [tx["function"] for tx in finding["sequence"]].count("bump()") >= 3
