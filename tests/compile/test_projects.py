@@ -7,8 +7,6 @@ import functools
 import json
 import os
 import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,7 +21,6 @@ from secant.compile import (
     PragmaUnsatisfiable,
     load,
 )
-from secant.compile.cache import cache_root
 from secant.compile.config import (
     CompilerSettings,
     parse_hardhat_config,
@@ -40,6 +37,7 @@ from secant.compile.project import (
 )
 from secant.compile.semver import VersionRange
 from secant.compile.solc import SolcManager
+from tests.packages import openzeppelin_modules
 
 from .conftest import FIXTURES, needs_node, newest_08, run_cli
 
@@ -484,35 +482,6 @@ def test_cli_deploy_foundry_project(solc_installed: list[str]) -> None:
 
 
 # --- a real package from npm ---------------------------------------------------------------
-
-
-def openzeppelin_modules() -> Path:
-    """``node_modules`` holding ``@openzeppelin/contracts`` 5.x, installed once per cache."""
-    home = cache_root() / "test-packages" / "openzeppelin-contracts-5"
-    modules = home / "node_modules"
-    if (modules / "@openzeppelin/contracts/token/ERC20/ERC20.sol").is_file():
-        return modules
-    home.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=home.parent, prefix=".install-"))
-    command = ["npm", "install", "--prefix", str(staging), "--no-audit", "--no-fund",
-               "--no-package-lock", "--loglevel=error", "@openzeppelin/contracts@5"]
-    try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=300,
-                              check=False)
-    except subprocess.TimeoutExpired:
-        shutil.rmtree(staging, ignore_errors=True)
-        pytest.skip("npm install @openzeppelin/contracts timed out (offline?)")
-    if proc.returncode != 0:
-        shutil.rmtree(staging, ignore_errors=True)
-        if any(m in proc.stderr for m in ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED",
-                                          "ETIMEDOUT", "ENETUNREACH")):
-            pytest.skip("npm cannot reach the package registry (offline)")
-        raise AssertionError(proc.stderr)
-    try:
-        os.replace(staging, home)
-    except OSError:  # another run installed it meanwhile
-        shutil.rmtree(staging, ignore_errors=True)
-    return modules
 
 
 @needs_node

@@ -14,6 +14,7 @@ from secant.compile import Compilation, load
 from secant.engine.fuzzer import FuzzConfig
 from secant.targets.contract import ContractTarget
 from tests.compile.conftest import needs_node
+from tests.packages import openzeppelin_modules
 
 HARNESSES = Path(__file__).resolve().parents[1] / "fixtures" / "harnesses"
 
@@ -93,3 +94,18 @@ def test_optimization_reports_the_best_value_and_its_case() -> None:
     assert row["best"] == 1000
     assert [tx["function"] for tx in row["sequence"]][-1] == "setHigh(int16)"
     assert summary["findings"] == []
+
+
+@needs_node
+def test_a_harness_over_openzeppelin_from_npm(tmp_path: Path) -> None:
+    modules = openzeppelin_modules()
+    (tmp_path / "node_modules").symlink_to(modules, target_is_directory=True)
+    (tmp_path / "remappings.txt").write_text("@openzeppelin/=node_modules/@openzeppelin/\n")
+    (tmp_path / "TokenHarness.sol").write_text((HARNESSES / "oz" / "TokenHarness.sol")
+                                                .read_text())
+    chain = TestChain.setup(load([tmp_path]), contract="TokenHarness")
+    summary = Campaign(chain, CampaignConfig(FuzzConfig(seed=0, max_execs=4000))).run()
+    status = {p["function"]: p["status"] for p in summary["properties"]}
+    assert status == {"echidna_supply_is_fixed": "passed", "echidna_no_tokens_taken": "failed"}
+    [finding] = [f for f in summary["findings"] if f["kind"] == "property"]
+    assert finding["sequence"][-1]["function"] == "rescue(address,uint256)"
