@@ -6,6 +6,8 @@
 - :mod:`secant.chain.blockenv`: the block environment and its fuzzable advance.
 - :mod:`secant.chain.arguments`: constructor arguments parsed per ABI type or generated.
 - :mod:`secant.chain.deploy`: libraries, constructors, the address book.
+- :mod:`secant.chain.cheatcodes`: Foundry/HEVM cheatcodes (with :mod:`secant.chain.assertions`
+  for ``vm.assert*`` and :mod:`secant.chain.artifacts` for artifact names).
 - :mod:`secant.chain.chain`: :class:`TestChain`, which puts it all together.
 
 The names below are imported lazily: ``secant.compile`` imports ``secant.abi``, and
@@ -22,12 +24,14 @@ if TYPE_CHECKING:
     from secant.chain.attackers import AttackerContract, AttackerKind
     from secant.chain.blockenv import BlockEnvironment, BlockSettings
     from secant.chain.chain import CallResult, ChainConfig, TestChain
+    from secant.chain.cheatcodes import Cheatcodes, is_assume_rejection
     from secant.chain.deploy import AddressBook, DeployedContract
     from secant.chain.errors import (
         ConstructorArgumentError,
         ConstructorReverted,
         DeploymentFailed,
         UnknownFunction,
+        UnsupportedCheatcode,
     )
 
 _EXPORTS = {
@@ -35,9 +39,11 @@ _EXPORTS = {
     "AttackerContract": "attackers", "AttackerKind": "attackers",
     "BlockEnvironment": "blockenv", "BlockSettings": "blockenv",
     "CallResult": "chain", "ChainConfig": "chain", "TestChain": "chain",
+    "Cheatcodes": "cheatcodes", "is_assume_rejection": "cheatcodes",
     "AddressBook": "deploy", "DeployedContract": "deploy",
     "ConstructorArgumentError": "errors", "ConstructorReverted": "errors",
     "DeploymentFailed": "errors", "UnknownFunction": "errors",
+    "UnsupportedCheatcode": "errors",
 }
 
 __all__ = [
@@ -48,6 +54,7 @@ __all__ = [
     "BlockSettings",
     "CallResult",
     "ChainConfig",
+    "Cheatcodes",
     "ConstructorArgumentError",
     "ConstructorReverted",
     "DeployedContract",
@@ -56,6 +63,8 @@ __all__ = [
     "Sender",
     "TestChain",
     "UnknownFunction",
+    "UnsupportedCheatcode",
+    "is_assume_rejection",
 ]
 
 

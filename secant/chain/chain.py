@@ -15,6 +15,12 @@ attackers; see :mod:`secant.chain.accounts`), the attacker contracts
 ``setup`` deploys the main contract (the named one, else ``Compilation.main_contract()``),
 its libraries and whatever its constructor creates, then :meth:`TestChain.seal` takes the
 base snapshot that :meth:`TestChain.reset` restores.
+
+Every transaction, view and static call (deployments included) runs with the Foundry/HEVM
+cheatcodes of :mod:`secant.chain.cheatcodes` installed unless ``ChainConfig.cheatcodes`` is
+off: their state changes are journaled like any other, and a block they change
+(``vm.warp``) becomes the chain's block after a successful transaction, so ``reset`` undoes
+both.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from secant.chain.accounts import (
     derived_address,
     find_sender,
 )
+from secant.chain.artifacts import ArtifactResolver
 from secant.chain.attackers import (
     ATTACKER_ABI,
     DEFAULT_MAX_DEPTH,
@@ -41,8 +48,9 @@ from secant.chain.attackers import (
     initial_storage,
 )
 from secant.chain.blockenv import BlockEnvironment, BlockSettings
+from secant.chain.cheatcodes import HEVM_ADDRESS, Cheatcodes
 from secant.chain.deploy import AddressBook, DeployedContract, Deployer
-from secant.chain.errors import DeploymentFailed, UnknownFunction
+from secant.chain.errors import DeploymentFailed, UnknownFunction, UnsupportedCheatcode
 from secant.compile.artifacts import Compilation, CompiledContract
 from secant.compile.errors import UnknownContract
 from secant.compile.loader import select_contract
@@ -68,7 +76,8 @@ class ChainConfig:
     the fuzzable ones (sFuzz leaves them out). ``gas_limit`` is per transaction (default:
     the block gas limit, capped by the fork). ``unlimited_code_size`` lifts the EIP-170 and
     EIP-3860 size limits, as Ganache's ``allowUnlimitedContractSize`` does. ``seed`` drives
-    every generated constructor argument.
+    every generated constructor argument. ``cheatcodes`` installs the Foundry/HEVM
+    cheatcodes (:mod:`secant.chain.cheatcodes`) for every call.
     """
 
     fork: Fork = CANCUN
@@ -82,6 +91,7 @@ class ChainConfig:
     block: BlockSettings = field(default_factory=BlockSettings)
     gas_limit: int | None = None
     unlimited_code_size: bool = False
+    cheatcodes: bool = True
 
 
 @dataclass
@@ -143,6 +153,17 @@ class TestChain:
         self.main: DeployedContract | None = None
         self.notes: list[str] = []
         self._deployer = Deployer(self)
+        # Every compilation deployed from (``vm.getCode``/``vm.deployCode`` resolve in them)
+        # and the ``vm.label`` names, by address.
+        self.compilations: list[Compilation] = []
+        self.labels: dict[int, str] = {}
+        self.cheatcodes: Cheatcodes | None = None
+        if self.config.cheatcodes:
+            self.cheatcodes = Cheatcodes(
+                ArtifactResolver(self.compilations, self._deployer.libraries), self.labels)
+            # One byte of code, as forge puts there: Solidity checks that a contract it calls
+            # without expecting return data has code (vm.warp(...) would revert otherwise).
+            self.state.set_account(HEVM_ADDRESS, code=b"\x00")
         self._base: int | None = None
         self._base_env: BlockEnv = self.blocks.current
 
@@ -170,6 +191,10 @@ class TestChain:
         ``args`` are constructor arguments as Python values or strings parsed per ABI type;
         None generates them from the seed (a note in :attr:`notes` says so).
         """
+        group = [compilations] if isinstance(compilations, Compilation) else compilations
+        for each in group:
+            if not any(each is known for known in self.compilations):
+                self.compilations.append(each)
         compilation, chosen = self._select(compilations, contract)
         deployed = self._deployer.deploy(compilation, chosen, args, value,
                                          role="main" if main else "deployed")
@@ -355,7 +380,20 @@ class TestChain:
         tx = Transaction(sender=address, to=to, nonce=self.state.nonce(address),
                          gas_limit=gas_limit or self._gas_limit(), value=value, data=data,
                          gas_price=self.env.base_fee)
-        return apply_transaction(self.state, self.env, tx, self.fork, inspector)
+        cheats = self.cheatcodes
+        if cheats is None:
+            return apply_transaction(self.state, self.env, tx, self.fork, inspector)
+        cheats.begin_transaction()
+        snapshot = self.state.snapshot()
+        try:
+            result = apply_transaction(self.state, self.env, tx, self.fork, inspector, cheats)
+        except UnsupportedCheatcode:
+            self.state.revert(snapshot)  # the transaction stopped halfway: leave no trace
+            raise
+        if cheats.env is not None and result.success:
+            # A block changed by vm.warp & co. carries on, as a reverted one does not.
+            self.blocks.current = cheats.env
+        return result
 
     def _function(self, target: DeployedContract, function: str | AbiFunction) -> AbiFunction:
         if isinstance(function, AbiFunction):
@@ -419,13 +457,16 @@ class TestChain:
                     inspector: Inspector | None = None) -> CallResult:
         """Run a message call from ``caller`` on the current state, then undo everything.
 
-        No transaction: no nonce, no fee, no block change. The result is not decoded.
-        ``inspector`` watches the call as it would a transaction.
+        No transaction: no nonce, no fee, no block change (not even by ``vm.warp``). The
+        result is not decoded. ``inspector`` watches the call as it would a transaction.
         """
         snapshot = self.state.snapshot()
         self.state.begin_transaction()
+        cheats = self.cheatcodes
+        if cheats is not None:
+            cheats.begin_transaction()
         try:
-            evm = Evm(self.state, self.env, self.fork, inspector)
+            evm = Evm(self.state, self.env, self.fork, inspector, cheats)
             evm.origin = caller
             gas = self._gas_limit()
             message = evm.call(caller, to, data, gas)

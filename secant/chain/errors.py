@@ -18,6 +18,7 @@ __all__ = [
     "NoDeployableContract",
     "UnknownContract",
     "UnknownFunction",
+    "UnsupportedCheatcode",
 ]
 
 
@@ -44,3 +45,17 @@ class DeploymentFailed(SecantError):
 
 class UnknownFunction(SecantError):
     """A function name or signature is not in the contract's ABI."""
+
+
+class UnsupportedCheatcode(SecantError):
+    """A harness called a cheatcode secant does not implement (raised out of the transaction).
+
+    ``selector`` is the 4-byte selector called; ``signature`` its Foundry signature when
+    secant knows it, else None.
+    """
+
+    def __init__(self, message: str, hint: str, selector: bytes,
+                 signature: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.selector = selector
+        self.signature = signature

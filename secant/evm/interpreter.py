@@ -16,12 +16,15 @@ from secant.evm.crypto import EMPTY_CODE_HASH, keccak256
 from secant.evm.errors import ExceptionalHalt, OutOfGas, Revert, StaticViolation, Stop, Suspend
 from secant.evm.forks import DEFAULT_FORK, Fork
 from secant.evm.frame import Frame
-from secant.evm.opcodes import CALL, CREATE, CREATE2
+from secant.evm.instructions.system import create2_address, create_address
+from secant.evm.intercept import DUMMY_CREATE_ADDRESS
+from secant.evm.opcodes import CALL, CREATE, CREATE2, DELEGATECALL
 from secant.evm.precompiles import PrecompileFailure, PrecompileFn, precompile_table
 
 if TYPE_CHECKING:
     from secant.evm.env import BlockEnv
     from secant.evm.inspector import Inspector
+    from secant.evm.intercept import Interceptor
     from secant.evm.state import WorldState
 
 STACK_DEPTH_LIMIT = 1024
@@ -82,7 +85,9 @@ class Evm:
     """Executes messages against a ``WorldState`` in a block environment under a fork.
 
     Transaction-level values (origin, gas price, blob hashes) are set by the caller
-    (``transaction.apply_transaction`` does it) before ``execute``.
+    (``transaction.apply_transaction`` does it) before ``execute``. ``cheatcodes`` is an
+    optional :class:`~secant.evm.intercept.Interceptor` (see that module); None costs one
+    attribute check when a message starts and one when it ends.
     """
 
     def __init__(
@@ -91,11 +96,13 @@ class Evm:
         env: BlockEnv,
         fork: Fork = DEFAULT_FORK,
         inspector: Inspector | None = None,
+        cheatcodes: Interceptor | None = None,
     ) -> None:
         self.state = state
         self.env = env
         self.fork = fork
         self.inspector = inspector
+        self.cheatcodes = cheatcodes
         if inspector is None:
             self.variant = PLAIN
         else:
@@ -133,6 +140,11 @@ class Evm:
         if value:
             state.transfer(caller, to, value)
         code_address = to if code_address is None else code_address
+        cheats = self.cheatcodes
+        if cheats is not None and code_address == cheats.address:
+            ok, gas_left, output = self._answer(cheats, None, CALL, caller, to, value, is_static,
+                                                gas, data, 0, snapshot)
+            return MessageResult(ok, not ok, output, gas_left)
         started = self._enter(
             CALL, caller, to, code_address, value, is_static, gas, data, 0, snapshot, None
         )
@@ -141,10 +153,14 @@ class Evm:
         ok, gas_left, output = started
         return MessageResult(ok, False, output, gas_left, None if ok else "precompile failure")
 
-    def create(self, caller: int, address: int, initcode: bytes, gas: int, value: int = 0
-               ) -> MessageResult:
-        """Run a contract creation at ``address`` (collision checks are the caller's)."""
-        frame = self._create_frame(CREATE, caller, address, value, initcode, gas, 0, None)
+    def create(self, caller: int, address: int, initcode: bytes, gas: int, value: int = 0,
+               depth: int = 0) -> MessageResult:
+        """Run a contract creation at ``address`` (collision checks are the caller's).
+
+        ``depth`` is 0 for a transaction's creation; a cheatcode that deploys in the middle
+        of one (``vm.deployCode``) runs it nested, below the frame that asked.
+        """
+        frame = self._create_frame(CREATE, caller, address, value, initcode, gas, depth, None)
         result = self._drive(frame)
         result.created_address = address if result.success else None
         return result
@@ -210,6 +226,11 @@ class Evm:
             parent.gas += gas
             parent.stack.append(0)
             return
+        cheats = self.cheatcodes
+        if cheats is not None:
+            self._begin_call_cheated(cheats, parent, kind, caller, address, code_address,
+                                     value, transfer, is_static, gas, data)
+            return
         state = self.state
         snapshot = state.snapshot()
         if transfer and value:
@@ -220,6 +241,10 @@ class Evm:
             self._next = started
             raise Suspend
         ok, gas_left, output = started
+        self._return_inline(parent, ok, gas_left, output)
+
+    def _return_inline(self, parent: Frame, ok: bool, gas_left: int, output: bytes) -> None:
+        """Hand a message that ran no frame its result: gas, return data, status, memory."""
         parent.gas += gas_left
         parent.return_data = output
         parent.stack.append(1 if ok else 0)
@@ -228,10 +253,77 @@ class Evm:
             n = min(size, len(output))
             parent.memory[parent.ret_offset : parent.ret_offset + n] = output[:n]
 
-    def begin_create(
-        self, parent: Frame, kind: int, value: int, initcode: bytes, address: int
+    def _begin_call_cheated(
+        self, cheats: Interceptor, parent: Frame, kind: int, caller: int, address: int,
+        code_address: int, value: int, transfer: bool, is_static: bool, gas: int, data: bytes,
     ) -> None:
-        """Called by CREATE/CREATE2 after gas is charged (generic_create in the specs)."""
+        """``begin_call`` with an interceptor: answered calls, pranked senders, reported ends.
+
+        The CALL instruction left the balance check to here (the sender may be pranked).
+        """
+        state = self.state
+        depth = parent.depth + 1
+        if code_address == cheats.address:
+            if transfer and value and state.balance(caller) < value:
+                self._return_inline(parent, False, gas, b"")
+                return
+            snapshot = state.snapshot()
+            if transfer and value:
+                state.transfer(caller, address, value)
+            ok, gas_left, output = self._answer(cheats, parent, kind, caller, address, value,
+                                                is_static, gas, data, depth, snapshot)
+            self._return_inline(parent, ok, gas_left, output)
+            return
+        watching = cheats.watching
+        if watching and kind != DELEGATECALL:
+            caller = cheats.sender_for(self, parent, kind, caller, address)
+        if transfer and value and state.balance(caller) < value:
+            ended = (cheats.message_end(self, kind, address, depth, False, b"") if watching
+                     else None)
+            ok, output = ended if ended is not None else (False, b"")
+            self._return_inline(parent, ok, gas, output)
+            return
+        snapshot = state.snapshot()
+        if transfer and value:
+            state.transfer(caller, address, value)
+        started = self._enter(kind, caller, address, code_address, value, is_static, gas, data,
+                              depth, snapshot, parent)
+        if isinstance(started, Frame):
+            self._next = started
+            raise Suspend
+        ok, gas_left, output = started
+        ended = cheats.message_end(self, kind, address, depth, ok, output) if watching else None
+        if ended is not None:
+            if ok and not ended[0]:
+                state.revert(snapshot)
+            ok, output = ended
+        self._return_inline(parent, ok, gas_left, output)
+
+    def _answer(
+        self, cheats: Interceptor, parent: Frame | None, kind: int, caller: int, address: int,
+        value: int, is_static: bool, gas: int, data: bytes, depth: int, snapshot: int,
+    ) -> tuple[bool, int, bytes]:
+        """Let the interceptor answer a message to its address (inspected like a precompile)."""
+        inspector = self.inspector
+        if inspector is not None:
+            inspector.on_message_start(kind, caller, address, cheats.address, value, gas, data,
+                                       depth, is_static)
+        ok, gas_left, output = cheats.answer(self, parent, caller, data, gas, depth, is_static)
+        if not ok:
+            self.state.revert(snapshot)
+        if inspector is not None:
+            inspector.on_message_end(kind, address, depth, ok, not ok, output, gas_left, None,
+                                     None)
+        return ok, gas_left, output
+
+    def begin_create(
+        self, parent: Frame, kind: int, value: int, initcode: bytes, address: int,
+        salt: int = 0,
+    ) -> None:
+        """Called by CREATE/CREATE2 after gas is charged (generic_create in the specs).
+
+        ``salt`` is CREATE2's (an interceptor that changes the sender needs it).
+        """
         fork = self.fork
         if fork.initcode_limit and len(initcode) > fork.max_initcode_size:
             raise OutOfGas
@@ -241,25 +333,43 @@ class Evm:
             raise StaticViolation
         parent.return_data = b""
         state = self.state
-        sender = state.accounts[parent.address]
+        creator = parent.address
+        cheats = self.cheatcodes
+        if cheats is not None and cheats.watching:
+            creator = cheats.sender_for(self, parent, kind, creator, 0)
+            if creator != parent.address:
+                address = (create2_address(creator, salt, initcode) if kind == CREATE2
+                           else create_address(creator, state.nonce(creator)))
+        sender = state.accounts.get(creator)  # None only for a pranked sender
         if (
-            sender.balance < value
-            or sender.nonce == 2**64 - 1
+            (sender.balance if sender is not None else 0) < value
+            or (sender is not None and sender.nonce == 2**64 - 1)
             or parent.depth >= STACK_DEPTH_LIMIT
         ):
             parent.gas += child_gas
-            parent.stack.append(0)
+            self._create_failed_early(cheats, parent, kind)
             return
         state.mark(state.tx.warm_addresses, address)
         target = state.accounts.get(address)
         if target is not None and (target.code or target.nonce or target.storage):
-            state.increment_nonce(parent.address)
-            parent.stack.append(0)
+            state.increment_nonce(creator)
+            self._create_failed_early(cheats, parent, kind)
             return
-        state.increment_nonce(parent.address)
-        self._next = self._create_frame(kind, parent.address, address, value, initcode,
+        state.increment_nonce(creator)
+        self._next = self._create_frame(kind, creator, address, value, initcode,
                                         child_gas, parent.depth + 1, parent)
         raise Suspend
+
+    def _create_failed_early(self, cheats: Interceptor | None, parent: Frame, kind: int) -> None:
+        """A creation that never ran its initcode: 0 to the parent (the interceptor may differ)."""
+        if cheats is not None and cheats.watching:
+            ended = cheats.message_end(self, kind, 0, parent.depth + 1, False, b"")
+            if ended is not None and ended[0]:
+                parent.stack.append(DUMMY_CREATE_ADDRESS)
+                return
+            if ended is not None:
+                parent.return_data = ended[1]
+        parent.stack.append(0)
 
     # ------------------------------------------------------------------ driving
     def _drive(self, frame: Frame) -> MessageResult:
@@ -302,6 +412,20 @@ class Evm:
             if status == FAILED:
                 f.gas = 0
                 f.output = b""
+        created = f.address
+        cheats = self.cheatcodes
+        if cheats is not None and cheats.watching:
+            ended = cheats.message_end(self, f.kind, f.address, f.depth, status == OK, f.output)
+            if ended is not None:
+                ok, f.output = ended
+                f.error = None
+                if ok and status != OK:
+                    status = OK
+                    created = DUMMY_CREATE_ADDRESS  # the failed creation left no contract
+                elif not ok:
+                    if status == OK:
+                        state.revert(f.snapshot)
+                    status = REVERTED
         inspector = self.inspector
         if inspector is not None:
             inspector.on_message_end(f.kind, f.address, f.depth, status == OK,
@@ -314,7 +438,7 @@ class Evm:
         parent.gas += f.gas
         if is_create:
             parent.return_data = f.output if status == REVERTED else b""
-            parent.stack.append(f.address if status == OK else 0)
+            parent.stack.append(created if status == OK else 0)
         else:
             output = f.output
             parent.return_data = output

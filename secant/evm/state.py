@@ -404,6 +404,12 @@ class WorldState:
         self.journal.append((_NONCE, account, account.nonce))
         account.nonce += 1
 
+    def set_nonce(self, address: int, nonce: int) -> None:
+        """Set the nonce of ``address`` (cheatcodes do; transactions only increment it)."""
+        account = self.get_or_create(address)
+        self.journal.append((_NONCE, account, account.nonce))
+        account.nonce = nonce
+
     def set_code(self, address: int, code: bytes) -> None:
         """Install ``code`` at ``address``."""
         account = self.get_or_create(address)

@@ -13,6 +13,7 @@ from secant.evm.state import Log
 if TYPE_CHECKING:
     from secant.evm.env import BlockEnv
     from secant.evm.inspector import Inspector
+    from secant.evm.intercept import Interceptor
     from secant.evm.state import WorldState
 
 GAS_PER_BLOB = 1 << 17
@@ -152,10 +153,16 @@ def apply_transaction(
     tx: Transaction,
     fork: Fork = DEFAULT_FORK,
     inspector: Inspector | None = None,
+    cheatcodes: Interceptor | None = None,
 ) -> TxResult:
-    """Validate and execute ``tx``, settling fees; raise ``InvalidTransaction`` if invalid."""
+    """Validate and execute ``tx``, settling fees; raise ``InvalidTransaction`` if invalid.
+
+    ``cheatcodes`` intercepts messages (see ``secant.evm.intercept``); a block it changes
+    mid-transaction applies to the rest of the execution, while the fees are settled in the
+    block the transaction was priced in (``env``).
+    """
     gas, floor, price = validate(state, env, tx, fork)
-    evm = Evm(state, env, fork, inspector)
+    evm = Evm(state, env, fork, inspector, cheatcodes)
     sender = tx.sender
     blob_fee = GAS_PER_BLOB * len(tx.blob_versioned_hashes) * evm.blob_base_fee
     state.increment_nonce(sender)

@@ -74,7 +74,8 @@ def _generic_call(s: list[int], f: Frame, kind: int) -> None:
     f.ret_offset = out_offset
     f.ret_size = out_size
     evm = f.evm
-    if value and f.state.balance(f.address) < value:
+    # With cheatcodes installed the sender may be pranked: ``begin_call`` checks its balance.
+    if value and f.state.balance(f.address) < value and evm.cheatcodes is None:
         f.return_data = b""
         f.gas += child_gas
         s.append(0)
@@ -153,7 +154,7 @@ def _generic_create(s: list[int], f: Frame, kind: int) -> None:
         address = create2_address(f.address, salt, initcode)
     else:
         address = create_address(f.address, f.state.nonce(f.address))
-    f.evm.begin_create(f, kind, value, initcode, address)
+    f.evm.begin_create(f, kind, value, initcode, address, salt)
 
 
 def op_create(s: list[int], f: Frame, a: Any) -> None:
