@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from secant.abi import decode_revert
 from secant.chain.chain import TestChain
+from secant.chain.cheatcodes import is_assume_rejection
 from secant.engine.oracle import Oracle, PostState
 from secant.targets.contract import ContractRun
 from secant.targets.foundry import fuzz_tests
 from secant.types import Finding, RunResult
-
-ASSUME_REJECTED = b"FOUNDRY::ASSUME"
-"""What a ``vm.assume(false)`` reverts with (a run to discard, not a failure)."""
 
 
 class FuzzTestOracle(Oracle):
@@ -42,8 +40,8 @@ class FuzzTestOracle(Oracle):
             test = self.tests.get(tx.function) if tx.to is None else None
             if test is None or outcome.success or outcome.invalid:
                 continue
-            if outcome.output.startswith(ASSUME_REJECTED):
-                continue
+            if is_assume_rejection(outcome.output):
+                continue  # vm.assume rejected the input: discarded, as forge does
             reason = str(decode_revert(outcome.output)) if outcome.output else (
                 outcome.error or "reverted")
             findings.append(Finding(

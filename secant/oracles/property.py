@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from secant.abi import AbiFunction
+from secant.abi import AbiFunction, decode_revert
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.engine.oracle import Oracle, PostState
@@ -250,7 +250,12 @@ class PropertyOracle(Oracle):
 def _failure(prop: Property, outcome: TxOutcome) -> str | None:
     """How the evaluation failed (None: it holds)."""
     if not outcome.success:
-        return "reverted" if outcome.reverted else f"failed ({outcome.error or 'error'})"
+        if not outcome.reverted:
+            return f"failed ({outcome.error or 'error'})"
+        if not outcome.output:
+            return "reverted"
+        reason = decode_revert(outcome.output)
+        return f"reverted: {reason.message if reason.kind == 'error' else reason}"
     returns_bool = [p.type for p in prop.function.outputs] == ["bool"]
     if returns_bool and int.from_bytes(outcome.output[:32], "big") == 0:
         return "returned false"

@@ -84,3 +84,22 @@ def test_after_invariant_runs_at_the_end_of_every_case() -> None:
                       "afterInvariant": ("after", "failed")}
     [finding] = summary["findings"]
     assert [tx["function"] for tx in finding["sequence"]].count("bump()") >= 3
+
+
+@needs_node
+def test_the_bundled_foundry_project_reports_exactly_its_broken_invariant() -> None:
+    project = Path(__file__).resolve().parents[2] / "examples" / "vault-project"
+    [invariant] = plan(load([project]), Selection(), ChainConfig(),
+                       CampaignConfig(FuzzConfig(seed=0, max_execs=8000)), project=True)
+    assert invariant.slug == "VaultInvariantTest-invariants"
+    summary = run(invariant)
+    status = {p["function"]: p["status"] for p in summary["properties"]}
+    assert status == {"invariant_total_shares_match_holders": "failed",
+                      "invariant_tokens_match_the_books": "passed"}
+    [finding] = summary["findings"]
+    assert "total shares drifted" in finding["detail"]
+    # Time had to pass the term (the handler's vm.warp, or a block-time step of the case)
+    # before a withdrawal broke the books.
+    calls = [tx["function"] for tx in finding["sequence"]]
+    assert "wait(uint256)" in calls or any(tx.get("time") for tx in finding["sequence"])
+    assert calls[-1] == "withdraw(uint256,uint256)"
