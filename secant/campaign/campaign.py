@@ -76,7 +76,7 @@ class Campaign(FuzzListener):
                  policy: PolicyFactory | None = None,
                  oracles: Sequence[OracleFactory] | None = None,
                  functions: Sequence[FunctionSpec] | None = None,
-                 senders: Sequence[int] | None = None) -> None:
+                 senders: Sequence[int] | None = None, block_steps: bool = True) -> None:
         chains = [chain] if isinstance(chain, TestChain) else list(chain)
         if not chains:
             raise ValueError("a campaign needs at least one chain")
@@ -96,7 +96,7 @@ class Campaign(FuzzListener):
             events = Events(self)
             settings = WorkerSettings(fuzz, config.target_pcs, config.prefix_cache)
             self.workers.append(Worker(worker_chain, settings, built, events, policy,
-                                       functions, senders))
+                                       functions, senders, block_steps))
         self.notes = self.workers[0].notes
         self.codes = self.workers[0].codes
         self.oracles = self.workers[0].fuzzer.oracles

@@ -42,6 +42,7 @@ class CampaignPlan:
     senders: list[int] | None = None
     oracles: list[OracleFactory] | None = None
     notes: list[str] = field(default_factory=list)
+    block_steps: bool = True  # False: no transaction moves the block (fuzz tests)
 
 
 @dataclass
@@ -180,10 +181,12 @@ def _foundry_plans(compilations: Sequence[Compilation], name: str, selection: Se
         fuzz = replace(config, fuzz=replace(config.fuzz, sequences="off"))
         specs = [FunctionSpec(f.signature, None, tuple(vtype(p) for p in f.inputs), f.payable)
                  for f in chosen_tests]
+        # As forge runs them: from one sender, in the block setUp() left.
         plans.append(CampaignPlan(
             f"{name} fuzz tests", f"{name}-fuzz-tests",
             lambda: set_up(compilations, name, chain_config).chain, fuzz, specs,
-            None, _harness_oracles(selection, tests, invariant_mode=False)))
+            [first.chain.deployer.address],
+            _harness_oracles(selection, tests, invariant_mode=False), block_steps=False))
     if not plans:
         raise SecantError(f"{name} has no invariant_* function and no test with parameters"
                           + (" matching --match-test" if tests is not None else ""),

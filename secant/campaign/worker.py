@@ -140,10 +140,12 @@ def target_codes(chain: TestChain) -> dict[bytes, tuple[DeployedContract, bytes]
 
 def input_space(chain: TestChain, specs: Sequence[FunctionSpec],
                 codes: dict[bytes, tuple[DeployedContract, bytes]],
-                senders: Sequence[int] | None = None) -> InputSpace:
+                senders: Sequence[int] | None = None,
+                block_steps: bool = True) -> InputSpace:
     """What a policy may put in a test case on ``chain`` (see the module docstring).
 
-    ``senders`` defaults to the chain's five.
+    ``senders`` defaults to the chain's five; without ``block_steps`` transactions never
+    move the block (forge's fuzz tests all run in the set-up block).
     """
     constants: list[int] = []
     for _, code in codes.values():
@@ -155,7 +157,8 @@ def input_space(chain: TestChain, specs: Sequence[FunctionSpec],
     # msg.value can go up to what a sender holds (a crowdsale's goal may be large).
     return InputSpace(list(specs), senders, Dictionary(constants, addresses),
                       max_value=min(chain.balance(s) for s in senders),
-                      reads_time=TIMESTAMP in opcodes, reads_number=NUMBER in opcodes)
+                      reads_time=block_steps and TIMESTAMP in opcodes,
+                      reads_number=block_steps and NUMBER in opcodes)
 
 
 class _PrefixHints(FuzzListener):
@@ -180,7 +183,7 @@ class Worker:
     def __init__(self, chain: TestChain, settings: WorkerSettings, oracles: Sequence[Oracle],
                  events: Events, policy: PolicyFactory | None = None,
                  functions: Sequence[FunctionSpec] | None = None,
-                 senders: Sequence[int] | None = None) -> None:
+                 senders: Sequence[int] | None = None, block_steps: bool = True) -> None:
         self.chain = chain
         self.settings = settings
         config = settings.fuzz
@@ -209,7 +212,7 @@ class Worker:
                               "unsupported parameter types)",
                               "pick another contract with --contract")
         self.codes = target_codes(chain)
-        self.space = input_space(chain, specs, self.codes, senders)
+        self.space = input_space(chain, specs, self.codes, senders, block_steps)
         self.directed: DirectedDistance | None = None
         if directed:
             from secant.campaign.directed import DirectedDistance

@@ -262,7 +262,8 @@ def _fuzz(
             from secant.campaign.directed import resolve_target
             settings.target_pcs = resolve_target(target, chain)
         campaign = Campaign(chain, settings, oracles=campaign_plan.oracles,
-                            functions=campaign_plan.functions, senders=campaign_plan.senders)
+                            functions=campaign_plan.functions, senders=campaign_plan.senders,
+                            block_steps=campaign_plan.block_steps)
         for note in campaign.notes:
             print(f"note: {note}", file=sys.stderr)
         if len(plans) > 1:

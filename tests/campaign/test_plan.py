@@ -30,7 +30,7 @@ def plans(path: str, execs: int, **selection: Any) -> list[CampaignPlan]:
 def run(campaign_plan: CampaignPlan) -> dict[str, Any]:
     campaign = Campaign(campaign_plan.make_chain(), campaign_plan.config,
                         oracles=campaign_plan.oracles, functions=campaign_plan.functions,
-                        senders=campaign_plan.senders)
+                        senders=campaign_plan.senders, block_steps=campaign_plan.block_steps)
     return campaign.run()
 
 
@@ -103,3 +103,15 @@ def test_the_bundled_foundry_project_reports_exactly_its_broken_invariant() -> N
     calls = [tx["function"] for tx in finding["sequence"]]
     assert "wait(uint256)" in calls or any(tx.get("time") for tx in finding["sequence"])
     assert calls[-1] == "withdraw(uint256,uint256)"
+
+
+@needs_node
+def test_fuzz_tests_with_cheatcodes() -> None:
+    [fuzz] = plans("foundry_style/CheatFuzz.t.sol", 3000)
+    summary = run(fuzz)
+    [finding] = summary["findings"]
+    assert finding["function"] == "testFuzz_savers_get_back_what_they_saved"
+    [call] = finding["sequence"]
+    amount = call["args"][0]
+    assert amount >= 10**18 and "time" not in call and call["sender"] == "deployer"
+    assert finding["detail"].endswith(f"assertion failed: {amount + 1} != {amount}')")
