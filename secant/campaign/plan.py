@@ -30,6 +30,10 @@ from secant.oracles.registry import available, build
 from secant.targets.foundry import fuzz_tests, invariants, is_test_contract, set_up
 
 
+class NothingToRun(SecantError):
+    """A test contract has no invariant and no fuzz test (that the filters keep)."""
+
+
 @dataclass
 class CampaignPlan:
     """One campaign to run: how to make its chain, what it calls and what it checks."""
@@ -97,9 +101,20 @@ def plan(compilations: Sequence[Compilation], selection: Selection,
                               f"{selection.match_contract!r}",
                               "loosen --match-contract (a Python regular expression)")
         plans: list[CampaignPlan] = []
+        skipped: list[str] = []
         for name in names:
-            plans.extend(_foundry_plans(compilations, name, selection, chain_config, config,
-                                        tests))
+            try:
+                plans.extend(_foundry_plans(compilations, name, selection, chain_config,
+                                            config, tests))
+            except NothingToRun as exc:
+                skipped.append(f"{name}: {exc.message}")
+        if not plans:
+            raise SecantError("no invariant or fuzz test to run in the folder ("
+                              + "; ".join(skipped) + ")",
+                              "add invariant_* functions or tests with parameters, or loosen "
+                              "--match-test")
+        if skipped:
+            plans[0].notes.extend(f"skipped {note}" for note in skipped)
         return plans
     chain = TestChain.setup(list(compilations), selection.contract, selection.args,
                             selection.value, chain_config)
@@ -188,9 +203,9 @@ def _foundry_plans(compilations: Sequence[Compilation], name: str, selection: Se
             [first.chain.deployer.address],
             _harness_oracles(selection, tests, invariant_mode=False), block_steps=False))
     if not plans:
-        raise SecantError(f"{name} has no invariant_* function and no test with parameters"
-                          + (" matching --match-test" if tests is not None else ""),
-                          "add one, or loosen --match-test")
+        raise NothingToRun(f"{name} has no invariant_* function and no test with parameters"
+                           + (" matching --match-test" if tests is not None else ""),
+                           "add one, or loosen --match-test")
     return plans
 
 

@@ -1,7 +1,6 @@
 """Foundry test contracts: set-up, targets and fuzz tests, read as forge reads them.
 
-A *test contract* has ``IS_TEST()`` or ``setUp()``, or functions named ``invariant_*`` or
-``test*``. :func:`set_up` deploys it as the chain's main contract, runs ``setUp()`` once
+A *test contract* has functions named ``test*`` or ``invariant*`` (forge's rule). :func:`set_up` deploys it as the chain's main contract, runs ``setUp()`` once
 from the deployer (never fuzzed), registers the contracts that set-up created, and seals
 the chain: every test case starts from that state.
 
@@ -52,10 +51,9 @@ class SetUpFailed(SecantError):
 
 
 def is_test_contract(functions: Sequence[AbiFunction]) -> bool:
-    """Whether an ABI is a Foundry test contract's."""
-    names = {f.name for f in functions}
-    return ("IS_TEST" in names or "setUp" in names
-            or any(n.startswith(("invariant_", "test")) for n in names))
+    """Whether an ABI is a Foundry test contract's: forge's rule, a function named test*
+    or invariant* (a handler that inherits forge-std's Test is not one)."""
+    return any(f.name.startswith(("test", "invariant")) for f in functions)
 
 
 def fuzz_tests(contract: DeployedContract) -> list[AbiFunction]:
