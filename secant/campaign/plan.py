@@ -60,6 +60,28 @@ class Selection:
     match_test: str | None = None
     oracles: Sequence[str] | None = None
     property_prefixes: Sequence[str] | None = None
+    deploy: Sequence[tuple[str, Sequence[str] | None]] = ()
+    """Contracts deployed before the main one, in order, with their constructor arguments
+    (None: generated); an argument naming a deployed contract stands for its address."""
+
+
+def deploy_system(compilations: Sequence[Compilation], selection: Selection,
+                  chain_config: ChainConfig) -> TestChain:
+    """A sealed chain with the ``deploy`` contracts, in order, then the main contract."""
+    chain = TestChain(chain_config)
+
+    def resolved(args: Sequence[str] | None) -> list[Any] | None:
+        if args is None:
+            return None
+        names = chain.names()
+        return [f"0x{names[arg]:040x}" if arg in names else arg for arg in args]
+
+    for name, args in selection.deploy:
+        chain.deploy(list(compilations), name, resolved(args), main=False)
+    chain.deploy(list(compilations), selection.contract, resolved(selection.args),
+                 selection.value)
+    chain.seal()
+    return chain
 
 
 def _regex(pattern: str | None, option: str) -> re.Pattern[str] | None:
@@ -116,8 +138,7 @@ def plan(compilations: Sequence[Compilation], selection: Selection,
         if skipped:
             plans[0].notes.extend(f"skipped {note}" for note in skipped)
         return plans
-    chain = TestChain.setup(list(compilations), selection.contract, selection.args,
-                            selection.value, chain_config)
+    chain = deploy_system(compilations, selection, chain_config)
     main = chain.main
     assert main is not None
     if is_test_contract(main.abi.functions) and selection.args is None:
@@ -126,9 +147,7 @@ def plan(compilations: Sequence[Compilation], selection: Selection,
 
     def make_chain() -> TestChain:
         # The first chain is the one already deployed; more workers deploy their own.
-        return made.pop() if made else TestChain.setup(
-            list(compilations), selection.contract, selection.args, selection.value,
-            chain_config)
+        return made.pop() if made else deploy_system(compilations, selection, chain_config)
 
     functions = None
     notes: list[str] = []

@@ -58,6 +58,13 @@ def fuzz_command(
         "--arg", "-a", help="A constructor argument of the contract, parsed by its ABI type "
                             "(repeat once per parameter).")] = None,
     value: Annotated[int, typer.Option("--value", help="Wei sent to the constructor.")] = 0,
+    deploy: Annotated[list[str] | None, typer.Option(
+        "--deploy", help="Deploy this contract before the main one (repeat, in order); "
+                         "its functions are fuzzed too.")] = None,
+    deploy_arg: Annotated[list[str] | None, typer.Option(
+        "--deploy-arg", metavar="NAME=VALUE", help="A constructor argument of a --deploy "
+                                                   "contract (repeat, in order); a contract "
+                                                   "name stands for its address.")] = None,
     balance: Annotated[int, typer.Option(
         "--balance", help="Wei each sender (the deployer included) starts with.")
     ] = DEFAULT_BALANCE,
@@ -152,6 +159,8 @@ def _fuzz(
     contract: str | None,
     arg: list[str] | None,
     value: int,
+    deploy: list[str] | None,
+    deploy_arg: list[str] | None,
     balance: int,
     match_contract: str | None,
     match_test: str | None,
@@ -242,7 +251,8 @@ def _fuzz(
                       if oracles is not None else None)
     selection = Selection(contract, list(arg) if arg else None, value, match_contract,
                           match_test, chosen_oracles,
-                          list(property_prefix) if property_prefix else None)
+                          list(property_prefix) if property_prefix else None,
+                          _deployments(deploy or [], deploy_arg or []))
     chain_config = ChainConfig(fork=chosen_fork, seed=seed, balance=balance,
                                unlimited_code_size=unlimited_code_size)
     campaign_config = CampaignConfig(fuzz=config, out=out, prefix_cache=not no_prefix_cache,
@@ -309,6 +319,19 @@ class _Refresh(FuzzListener):
         if now - self.last >= 0.25:
             self.last = now
             self.redraw()
+
+
+def _deployments(names: list[str], args: list[str]
+                 ) -> list[tuple[str, list[str] | None]]:
+    """``--deploy`` contracts with the ``--deploy-arg`` values given for each, in order."""
+    given: dict[str, list[str]] = {}
+    for item in args:
+        name, sep, text = item.partition("=")
+        if not sep or name not in names:
+            raise SecantError(f"--deploy-arg {item!r} names no --deploy contract",
+                              "write --deploy-arg NAME=VALUE for a contract given to --deploy")
+        given.setdefault(name, []).append(text)
+    return [(name, given.get(name)) for name in names]
 
 
 def _list_oracles(value: bool) -> None:

@@ -1,8 +1,9 @@
 """Foundry test contracts: set-up, targets and fuzz tests, read as forge reads them.
 
-A *test contract* has functions named ``test*`` or ``invariant*`` (forge's rule). :func:`set_up` deploys it as the chain's main contract, runs ``setUp()`` once
-from the deployer (never fuzzed), registers the contracts that set-up created, and seals
-the chain: every test case starts from that state.
+A *test contract* has functions named ``test*`` or ``invariant*`` (forge's rule).
+:func:`set_up` deploys it as the chain's main contract, runs ``setUp()`` once from the
+deployer (never fuzzed), registers the contracts that set-up created, and seals the chain:
+every test case starts from that state.
 
 The invariant campaign's targets are chosen as forge chooses them, by asking the test
 contract through forge-std's ``StdInvariant`` getters when it has them:
@@ -51,8 +52,11 @@ class SetUpFailed(SecantError):
 
 
 def is_test_contract(functions: Sequence[AbiFunction]) -> bool:
-    """Whether an ABI is a Foundry test contract's: forge's rule, a function named test*
-    or invariant* (a handler that inherits forge-std's Test is not one)."""
+    """Whether an ABI is a Foundry test contract's.
+
+    forge's rule: a function named test* or invariant* (a handler that inherits forge-std's
+    Test is not one).
+    """
     return any(f.name.startswith(("test", "invariant")) for f in functions)
 
 

@@ -165,3 +165,24 @@ def test_property_prefixes_choose_the_properties(tmp_path: Path) -> None:
     # The properties are evaluated, never called as transactions.
     assert all("check_" not in tx["function"] for f in summary["findings"]
                for tx in f["sequence"])
+
+
+@needs_node
+def test_contracts_deployed_in_order_with_arguments(tmp_path: Path) -> None:
+    source = Path(__file__).resolve().parents[1] / "fixtures" / "harnesses" / "Deployments.sol"
+    out = tmp_path / "out"
+    minter = "0x00000000000000000000000000000000000000aa"
+    proc = run_cli("fuzz", str(source), "--contract", "Bank", "--arg", "Points", "--arg", "500",
+                   "--deploy", "Points", "--deploy-arg", f"Points={minter}",
+                   "--execs", "2000", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    [finding] = summary["findings"]
+    assert finding["function"] == "echidna_nobody_above_cap"
+    # Points was deployed first and fuzzed as part of the system (its address was Bank's
+    # argument); awarding the deployer more than the cap breaks the property.
+    last = finding["sequence"][-1]
+    assert (last["function"], last["to"]) == ("award(address,uint256)", "Points")
+    assert last["args"][1] > 500
+    bad = run_cli("fuzz", str(source), "--deploy-arg", "Nope=1", "--out", str(tmp_path / "b"))
+    assert bad.returncode == 2 and "names no --deploy contract" in bad.stderr
