@@ -460,20 +460,32 @@ class TestChain:
         No transaction: no nonce, no fee, no block change (not even by ``vm.warp``). The
         result is not decoded. ``inspector`` watches the call as it would a transaction.
         """
+        return self.static_calls(caller, [(to, data)], inspector)[0]
+
+    def static_calls(self, caller: int, calls: Sequence[tuple[int, bytes]],
+                     inspector: Inspector | None = None) -> list[CallResult]:
+        """Several message calls in a row, then undo everything.
+
+        Each call sees what the ones before it did; :meth:`static_call` is the one-call case.
+        """
         snapshot = self.state.snapshot()
         self.state.begin_transaction()
         cheats = self.cheatcodes
         if cheats is not None:
             cheats.begin_transaction()
+        results = []
         try:
             evm = Evm(self.state, self.env, self.fork, inspector, cheats)
             evm.origin = caller
-            gas = self._gas_limit()
-            message = evm.call(caller, to, data, gas)
+            for to, data in calls:
+                gas = self._gas_limit()
+                message = evm.call(caller, to, data, gas)
+                results.append(CallResult(message.success, message.reverted, message.output,
+                                          gas_used=gas - message.gas_left,
+                                          error=message.error))
         finally:
             self.state.revert(snapshot)
-        return CallResult(message.success, message.reverted, message.output,
-                          gas_used=gas - message.gas_left, error=message.error)
+        return results
 
     def attack(self, attacker: AttackerContract | AttackerKind | str, contract: Target,
                function: str | AbiFunction, args: Sequence[Any] = (), value: int = 0,

@@ -7,8 +7,9 @@ deployed state and again after every transaction of every test case, by a read-o
 from the deployer on the state the transaction left:
 
 * a boolean property (it returns ``bool``) fails when it returns false or reverts;
-* a Foundry invariant (``invariant_``) fails when it reverts (a forge-std assertion reverts)
-  or returns false;
+* a Foundry invariant (``invariant_``) fails when it reverts (a forge-std assertion reverts),
+  returns false, or leaves DSTest's ``failed()`` flag set (old DSTest assertions and
+  forge-std's ``fail()`` set it instead of reverting);
 * an optimization target (``echidna_opt_``, ``optimize_``; it returns ``int256``) never
   fails: the oracle keeps the largest value seen and the case that reached it;
 * Foundry's ``afterInvariant()`` is evaluated after the last transaction of every case (the
@@ -27,10 +28,10 @@ before it. A prefix restored from the prefix cache was evaluated when it first r
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from secant.abi import AbiFunction, decode_revert
+from secant.abi import ERROR_SELECTOR, AbiFunction, decode_revert, encode, function_selector
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.engine.oracle import Oracle, PostState
@@ -44,6 +45,9 @@ OPTIMIZATION_PREFIXES = ("echidna_opt_", "optimize_")
 """Name prefixes of optimization targets (checked before the property prefixes)."""
 
 _INT256_SIGN = 1 << 255
+_FAILED = function_selector("failed()")
+_FAILED_FLAG_MESSAGE = ERROR_SELECTOR + encode(["string"], ["the test's failed() flag was set"])
+"""What an invariant that set DSTest's failed() flag is reported as reverting with."""
 
 
 @dataclass
@@ -54,6 +58,7 @@ class Property:
     function: AbiFunction
     kind: str  # "boolean", "invariant", "after" (afterInvariant) or "optimization"
     source: str | None = None
+    flags_failure: bool = False  # the contract has DSTest's failed() flag
 
     @property
     def name(self) -> str:
@@ -93,8 +98,11 @@ def find_properties(contracts: Sequence[DeployedContract],
                 kind = "boolean"
             else:
                 continue
-            found.append(Property(contract, function, kind, _definition(contract,
-                                                                        function.name)))
+            has_flag = any(f.name == "failed" and not f.inputs
+                           and [p.type for p in f.outputs] == ["bool"]
+                           for f in contract.abi.functions)
+            found.append(Property(contract, function, kind,
+                                  _definition(contract, function.name), has_flag))
     return found
 
 
@@ -181,7 +189,17 @@ class PropertyOracle(Oracle):
             if prop.kind != "optimization" and prop.key in self.failed:
                 continue
             selector = prop.function.selector
-            outcome = target.call(prop.contract.address, selector, self.sender, record)
+            if prop.kind in ("invariant", "after") and prop.flags_failure:
+                # DSTest's assertions and forge-std's fail() set a failed flag instead of
+                # reverting: ask failed() right after, before the call is undone.
+                outcome, flag = target.calls([(prop.contract.address, selector),
+                                              (prop.contract.address, _FAILED)],
+                                             self.sender, record)
+                if outcome.success and flag.success and flag.output[:32].strip(b"\0"):
+                    outcome = replace(outcome, success=False, reverted=True,
+                                      output=_FAILED_FLAG_MESSAGE)
+            else:
+                outcome = target.call(prop.contract.address, selector, self.sender, record)
             if prop.kind == "optimization":
                 if outcome.success and len(outcome.output) >= 32:
                     value = int.from_bytes(outcome.output[:32], "big")

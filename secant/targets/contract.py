@@ -224,6 +224,17 @@ class ContractTarget:
             result.state_hash = hash(tuple(changed)) if changed else 0
         return result
 
+    def calls(self, calls: Sequence[tuple[int, bytes]], sender: int | None = None,
+              record: bool = False) -> list[TxOutcome]:
+        """Read-only calls in a row on the state the last run left (see ``call``)."""
+        caller = self.chain.deployer.address if sender is None else sender
+        if record:
+            with self.recorder.side_call():
+                done = self.chain.static_calls(caller, calls, self.recorder)
+        else:
+            done = self.chain.static_calls(caller, calls)
+        return [TxOutcome(d.success, d.reverted, d.output, d.gas_used, d.error) for d in done]
+
     def call(self, to: int, data: bytes, sender: int | None = None,
              record: bool = False) -> TxOutcome:
         """A read-only call on the state the last run left (nothing it does persists).

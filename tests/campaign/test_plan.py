@@ -115,3 +115,14 @@ def test_fuzz_tests_with_cheatcodes() -> None:
     amount = call["args"][0]
     assert amount >= 10**18 and "time" not in call and call["sender"] == "deployer"
     assert finding["detail"].endswith(f"assertion failed: {amount + 1} != {amount}')")
+
+
+@needs_node
+def test_dstest_failed_flag_fails_an_invariant() -> None:
+    [invariant] = plans("foundry_style/FailedFlag.t.sol", 1000)
+    summary = run(invariant)
+    status = {p["function"]: p["status"] for p in summary["properties"]}
+    assert status == {"invariant_reading_small": "failed", "invariant_reading_fits": "passed"}
+    [finding] = summary["findings"]
+    assert "failed() flag was set" in finding["detail"]
+    assert finding["sequence"][-1]["args"][0] > 1000
