@@ -13,6 +13,12 @@ As in Echidna's and Medusa's assertion mode, an emitted ``AssertionFailed(...)``
 parameters, from any contract) is an assertion failure too, at the LOG instruction: harnesses
 emit it where reverting would undo the evidence. Its signatures are those the compiled ABIs
 declare plus the usual ones (no parameters, a string, a uint256).
+
+Which panics count is a set of codes (``panic_codes``; ``DEFAULT_PANIC_CODES`` unless the
+campaign says otherwise). An arithmetic overflow, Panic(0x11), is off by default: solc >=
+0.8 checks every ``+``, ``-`` and ``*``, and the revert is how such code refuses a bad
+input, not a bug by itself (a checked subtraction that underflows is a ``require`` the
+compiler wrote). Panic(0x01), a failed ``assert``, and INVALID are always reported.
 """
 
 from __future__ import annotations
@@ -31,6 +37,15 @@ from secant.targets.trace import PanicEvent
 from secant.types import Finding, RunResult
 
 _PANIC_SWC = {0x01: "SWC-110", 0x11: "SWC-101"}
+
+ASSERT_PANIC = 0x01
+"""Panic(0x01), a failed ``assert``: reported whatever the chosen codes."""
+
+OVERFLOW_PANIC = 0x11
+"""Panic(0x11), checked arithmetic over- or underflowed (off by default)."""
+
+DEFAULT_PANIC_CODES = frozenset({0x00, 0x01, 0x12, 0x21, 0x22, 0x31, 0x32, 0x41, 0x51})
+"""The panics reported by default: every Solidity panic code but the overflow (0x11)."""
 
 
 @dataclass(frozen=True)
@@ -77,8 +92,11 @@ class AssertionOracle(Oracle):
     description = ("a failing assert (INVALID before solc 0.8, Panic(0x01) after) or another "
                    "Solidity panic")
     needs = frozenset({"panics"})
+    severity = "medium"
+    confidence = "certain"
 
-    def __init__(self, chain: TestChain) -> None:
+    def __init__(self, chain: TestChain, panic_codes: frozenset[int] | None = None) -> None:
+        self.panic_codes = DEFAULT_PANIC_CODES if panic_codes is None else panic_codes
         self.fork = chain.fork
         self.chain = chain
         self.event_topics = assertion_event_topics(chain)
@@ -126,12 +144,27 @@ class AssertionOracle(Oracle):
                 case=result.case[:log.tx + 1], oracle=self.name))
         return findings
 
+    @property
+    def panic_codes(self) -> frozenset[int]:
+        """The Panic codes reported (0x01 always; INVALID halts are always reported)."""
+        return self._panic_codes
+
+    @panic_codes.setter
+    def panic_codes(self, codes: frozenset[int]) -> None:
+        self._panic_codes = frozenset(codes) | {ASSERT_PANIC}
+
     def sites(self, result: RunResult) -> list[PanicSite]:
-        """The failing checks of a run (one per panicking frame in target code)."""
+        """The failing checks of a run (one per panicking frame in target code).
+
+        Panics whose code is not among ``panic_codes`` are left out.
+        """
         if not isinstance(result, ContractRun):
             return []
         sites = []
+        codes = self._panic_codes
         for event in result.panics:
+            if event.panic_code is not None and event.panic_code not in codes:
+                continue
             contract = self._contracts.get(event.code_hash)
             if contract is not None:
                 sites.append(self.site(event, contract))

@@ -13,13 +13,19 @@ from collections.abc import Iterable, Sequence
 from secant.chain.chain import TestChain
 from secant.engine.oracle import Oracle
 from secant.errors import SecantError
+from secant.oracles.arbitrary_write import ArbitraryWriteOracle
 from secant.oracles.assertion import AssertionOracle
+from secant.oracles.freezing import FreezingEtherOracle
 from secant.oracles.fuzz_test import FuzzTestOracle
+from secant.oracles.leaking import LeakingEtherOracle
 from secant.oracles.property import PropertyOracle
+from secant.oracles.suicidal import SuicidalOracle
 
 OracleClass = type[Oracle]
 
-BUILTIN: tuple[OracleClass, ...] = (AssertionOracle, PropertyOracle, FuzzTestOracle)
+BUILTIN: tuple[OracleClass, ...] = (AssertionOracle, PropertyOracle, FuzzTestOracle,
+                                     LeakingEtherOracle, SuicidalOracle, ArbitraryWriteOracle,
+                                     FreezingEtherOracle)
 """The detectors secant ships, in the order ``--list-oracles`` shows them."""
 
 _REGISTRY: dict[str, OracleClass] = {cls.name: cls for cls in BUILTIN}

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from secant.abi import PANIC_CODES
 from secant.campaign.campaign import Campaign, CampaignConfig
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
 from secant.compile.solidity import CompileOptions
 from secant.engine.fuzzer import FuzzConfig
-from secant.oracles.assertion import AssertionOracle
+from secant.oracles.assertion import DEFAULT_PANIC_CODES, AssertionOracle
 from secant.targets.contract import ContractTarget
 from secant.types import Tx
 from tests.compile.conftest import needs_node
@@ -25,10 +26,11 @@ def checks(optimize: bool) -> list[Compilation]:
     return load([CHECKS], CompileOptions(optimize=optimize))
 
 
-def sites(optimize: bool, calls: list[tuple[str, tuple[int, ...]]]) -> list[tuple]:
+def sites(optimize: bool, calls: list[tuple[str, tuple[int, ...]]],
+          panic_codes: frozenset[int] | None = None) -> list[tuple]:
     chain = TestChain.setup(checks(optimize), contract="Checks")
     target = ContractTarget(chain)
-    oracle = AssertionOracle(chain)
+    oracle = AssertionOracle(chain, panic_codes)
     user = chain.sender("user1").address
     found = []
     for signature, args in calls:
@@ -52,12 +54,33 @@ def test_each_assert_is_its_own_finding(optimize: bool) -> None:
     assert sites(optimize, [("check(uint256)", (3,))])[0][4] == found[2][4]
 
 
+PANICS = [("divide(uint256,uint256)", (1, 0)), ("grow(uint8)", (100,)), ("grow(uint8)", (10,)),
+          ("check(uint256)", (7,))]
+
+
+def test_the_default_panic_codes_leave_out_only_the_overflow() -> None:
+    assert DEFAULT_PANIC_CODES == frozenset(PANIC_CODES) - {0x11}
+
+
 @needs_node
-def test_other_panics_carry_their_code() -> None:
-    found = sites(False, [("divide(uint256,uint256)", (1, 0)), ("grow(uint8)", (100,)),
-                          ("grow(uint8)", (10,)), ("check(uint256)", (7,))])
+def test_other_panics_carry_their_code_and_overflow_is_off_by_default() -> None:
+    found = sites(False, PANICS)
+    assert [(f[0], f[1], f[2]) for f in found] == [("panic", "Checks.sol:26", 0x12)]
+    # Asked for, the checked-arithmetic panic is a finding of its own.
+    found = sites(False, PANICS, DEFAULT_PANIC_CODES | {0x11})
     assert [(f[0], f[1], f[2]) for f in found] == [
         ("panic", "Checks.sol:26", 0x12), ("panic", "Checks.sol:31", 0x11)]
+
+
+@needs_node
+def test_every_panic_code_can_be_switched_off_but_the_assertion() -> None:
+    assert sites(False, PANICS, frozenset()) == []
+    found = sites(False, [("check(uint256)", (3,)), *PANICS], frozenset({0x11}))
+    assert [(f[0], f[2]) for f in found] == [("assertion", 0x01), ("panic", 0x11)]
+    chain = TestChain.setup(checks(False), contract="Checks")
+    oracle = AssertionOracle(chain)
+    oracle.panic_codes = frozenset({0x12})  # what a campaign option sets after building
+    assert oracle.panic_codes == {0x01, 0x12}
 
 
 @needs_node
@@ -69,7 +92,7 @@ def test_campaign_reports_all_five_asserts_with_sequences() -> None:
                    if f["kind"] == "assertion")
     assert lines == [f"Checks.sol:{n}" for n in (11, 14, 16, 19, 21)]
     for finding in summary["findings"]:
-        assert finding["swc"] in ("SWC-110", "SWC-101", "")
+        assert finding["swc"] in ("SWC-110", "")  # no overflow (SWC-101) by default
         assert finding["sequence"] and finding["execs_to_find"] > 0
         assert finding["function"] in ("check", "divide", "grow")
     # Replaying a finding's test case reproduces its check.

@@ -1,0 +1,116 @@
+"""Leaking ether (SWC-105): an attacker who never sent ether gets ether out of a contract.
+
+The definition is ILF's and Maian's (*prodigal* contracts): an untrusted sender that sent
+no ether to anyone during the test case ends it richer, because a target contract paid it
+in a transaction the attacker sent. A run shows a leak when
+
+* no successful transaction of the case from an attacker sender carried ether, and no
+  attacker contract made a call with ether (the ``calls`` recording);
+* in a successful transaction of an attacker sender, a target contract sent ether to the
+  attacker side (a successful CALL with value to an attacker sender or attacker contract,
+  or a SELFDESTRUCT naming one as beneficiary);
+* the attacker side's balances grew over the case by more than the gas its transactions
+  paid (the ``balances`` recording), so no later transaction took the ether back.
+
+The finding names the paying contract, the transaction that paid, how much, and the CALL
+or SELFDESTRUCT sites of the contract that ran in the case (the recordings do not say
+which instruction paid; every candidate that ran is listed). A payment that follows a
+trusted sender's transaction naming the attacker (``transferOwnership(attacker1)``) is
+the trusted sender's choice and not reported. It is *certain* when no trusted sender's
+transaction without ether came first, else *likely*: that transaction may have opened
+the way on purpose. Key: the paying contract and the function of the paying transaction.
+"""
+
+from __future__ import annotations
+
+from secant.chain.chain import TestChain
+from secant.engine.oracle import PostState
+from secant.evm.opcodes import CALL, SELFDESTRUCT
+from secant.oracles.rated import RatedOracle, ether, function_name
+from secant.targets.contract import ContractRun
+from secant.types import Finding, RunResult
+
+
+class LeakingEtherOracle(RatedOracle):
+    """Reports attackers that took ether they never paid (see the module docstring)."""
+
+    name = "leaking-ether"
+    swc = "SWC-105"
+    description = ("an attacker who sent no ether gets ether from a contract (ILF's and "
+                   "Maian's leaking/prodigal contracts)")
+    needs = frozenset({"balances", "calls", "accounts"})
+    severity = "high"
+    confidence = "certain"
+
+    def __init__(self, chain: TestChain) -> None:
+        super().__init__(chain)
+        self.base_fee = chain.blocks.settings.base_fee
+
+    def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
+        """A finding when the run shows a leak."""
+        if not isinstance(result, ContractRun) or not result.balance_changes:
+            return []
+        case, outcomes = result.case, result.outcomes
+        side = self.attacker_side
+        changes = result.balance_changes
+        if not any(address in changes for address in side):
+            return []
+        attacker_txs = [i for i, tx in enumerate(case) if tx.sender in self.attackers]
+        if not attacker_txs:
+            return []
+        if any(case[i].value and outcomes[i].success for i in attacker_txs):
+            return []
+        if any(call.sender in side and call.value and call.success for call in result.calls):
+            return []
+        gas = sum(outcomes[i].gas_used for i in attacker_txs if not outcomes[i].invalid)
+        gain = sum(changes.get(address, 0) for address in side) + gas * self.base_fee
+        if gain <= 0:
+            return []
+        # Payments from target contracts to the attacker side, by transaction.
+        paid: dict[int, list[tuple[int, int, int, int]]] = {}
+        for call in result.calls:
+            if (call.kind == CALL and call.value and call.success and call.target in side
+                    and call.sender in self.targets):
+                paid.setdefault(call.tx, []).append((call.sender, call.target, call.value,
+                                                     CALL))
+        for gone in result.selfdestructs:
+            if gone.beneficiary in side and gone.balance and gone.address in self.targets:
+                paid.setdefault(gone.tx, []).append((gone.address, gone.beneficiary,
+                                                     gone.balance, SELFDESTRUCT))
+        leaks = [i for i in attacker_txs if i in paid and outcomes[i].success
+                 and not self.granted(case, outcomes, i)]
+        if not leaks:
+            return []
+        index = leaks[-1]
+        payer, receiver, _, opcode = paid[index][0]
+        amount = sum(value for sender, _, value, _ in paid[index] if sender == payer)
+        return [self._finding(result, index, payer, receiver, amount, opcode)]
+
+    def _finding(self, result: ContractRun, index: int, payer: int, receiver: int,
+                 amount: int, opcode: int) -> Finding:
+        case = result.case
+        contract = self.targets[payer]
+        sites = self.ran_exits(result, payer, opcode)
+        how = "a CALL" if opcode == CALL else "its SELFDESTRUCT"
+        at = self.places(sites)
+        trusted = self.trusted_setup(case, result.outcomes, index)
+        if trusted:
+            confidence = "likely"
+            why = (f"trusted senders sent {len(trusted)} transaction(s) without ether first "
+                   f"(transaction {', '.join(str(i + 1) for i in trusted)}); if one of them "
+                   "gave the attacker this right on purpose, the payment is intended")
+        else:
+            confidence = "certain"
+            why = "only attackers and payments into the contract came before the leak"
+        tx = case[index]
+        detail = (f"{self.who(tx.sender)} never sent ether, yet "
+                  f"{self.step(case[:index + 1], index)} made {contract.name} pay "
+                  f"{ether(amount)} to {self.who(receiver)} through {how}{at}, and the "
+                  "attacker side ended the test case richer by more than the gas it paid. "
+                  + self.rating(confidence, why))
+        site, pc = sites[0] if sites else (contract, 0)
+        return Finding(kind=self.name, swc=self.swc or "", contract=contract.name,
+                       function=function_name(tx), pc=pc,
+                       source=self.where(site, pc) if sites else None, detail=detail,
+                       key=(self.name, payer, tx.function), case=case[:index + 1],
+                       oracle=self.name)

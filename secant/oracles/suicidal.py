@@ -1,0 +1,76 @@
+"""Suicidal contracts (SWC-106): an attacker makes a target contract run SELFDESTRUCT.
+
+As in ILF and Maian, the attacker is an untrusted sender that sent no ether during the
+test case: a contract that lets its depositors close it is a design, one that lets anyone
+close it is a bug. A run shows a suicidal contract when a successful transaction from such
+an attacker made a target contract (or code it delegated to, in its context) execute
+SELFDESTRUCT (the ``accounts`` recording). Since Cancun, SELFDESTRUCT of an old contract
+no longer deletes its code, but it still sends the whole balance away, and before Cancun
+it ends the contract for everyone: either way the attacker decided it.
+
+A destruction that follows a trusted sender's transaction naming the attacker
+(``transferOwnership(attacker1)``) is the trusted sender's choice and not reported. It is
+*certain* when no trusted sender's transaction without ether came first, else *likely*
+(that transaction may have opened the way on purpose). Key: the contract.
+"""
+
+from __future__ import annotations
+
+from secant.engine.oracle import PostState
+from secant.evm.opcodes import SELFDESTRUCT
+from secant.oracles.rated import RatedOracle, ether, function_name
+from secant.targets.contract import ContractRun
+from secant.types import Finding, RunResult
+
+
+class SuicidalOracle(RatedOracle):
+    """Reports contracts an attacker destroyed (see the module docstring)."""
+
+    name = "suicidal"
+    swc = "SWC-106"
+    description = "an attacker who sent no ether makes a contract SELFDESTRUCT"
+    needs = frozenset({"accounts"})
+    severity = "high"
+    confidence = "certain"
+
+    def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
+        """A finding per target contract an attacker's transaction destroyed."""
+        if not isinstance(result, ContractRun) or not result.selfdestructs:
+            return []
+        case, outcomes = result.case, result.outcomes
+        paid = {tx.sender for tx, done in zip(case, outcomes) if tx.value and done.success}
+        findings: list[Finding] = []
+        seen: set[int] = set()
+        for gone in result.selfdestructs:
+            contract = self.targets.get(gone.address)
+            if contract is None or gone.address in seen or gone.tx >= len(case):
+                continue
+            tx = case[gone.tx]
+            if (tx.sender not in self.attackers or tx.sender in paid
+                    or not outcomes[gone.tx].success
+                    or self.granted(case, outcomes, gone.tx)):
+                continue
+            seen.add(gone.address)
+            sites = self.ran_exits(result, gone.address, SELFDESTRUCT)
+            at = self.places(sites)
+            trusted = self.trusted_setup(case, outcomes, gone.tx)
+            if trusted:
+                confidence = "likely"
+                why = (f"trusted senders sent {len(trusted)} transaction(s) without ether "
+                       "first; if one of them gave the attacker this right on purpose, the "
+                       "destruction is intended")
+            else:
+                confidence = "certain"
+                why = "only attackers' transactions and payments came before"
+            sent = (f"sending its {ether(gone.balance)} to {self.who(gone.beneficiary)}"
+                    if gone.balance else "while it held no ether")
+            detail = (f"{self.step(case[:gone.tx + 1], gone.tx)} made {contract.name} execute "
+                      f"SELFDESTRUCT{at}, {sent}; {self.who(tx.sender)} had sent no ether. "
+                      + self.rating(confidence, why))
+            site, pc = sites[0] if sites else (contract, 0)
+            findings.append(Finding(
+                kind=self.name, swc=self.swc or "", contract=contract.name,
+                function=function_name(tx), pc=pc,
+                source=self.where(site, pc) if sites else None, detail=detail,
+                key=(self.name, gone.address), case=case[:gone.tx + 1], oracle=self.name))
+        return findings
