@@ -24,6 +24,7 @@ from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle
 from secant.engine.values import vtype
 from secant.errors import SecantError
+from secant.oracles.assertion import AssertionOracle
 from secant.oracles.fuzz_test import FuzzTestOracle
 from secant.oracles.property import PropertyOracle
 from secant.oracles.registry import available, build
@@ -60,6 +61,8 @@ class Selection:
     match_test: str | None = None
     oracles: Sequence[str] | None = None
     property_prefixes: Sequence[str] | None = None
+    panic_codes: frozenset[int] | None = None
+    """Solidity panic codes the assertion oracle reports (None: its default set)."""
     deploy: Sequence[tuple[str, Sequence[str] | None]] = ()
     """Contracts deployed before the main one, in order, with their constructor arguments
     (None: generated); an argument naming a deployed contract stands for its address."""
@@ -160,14 +163,17 @@ def plan(compilations: Sequence[Compilation], selection: Selection,
 def _oracles(selection: Selection, tests: re.Pattern[str] | None
              ) -> list[OracleFactory] | None:
     """Oracle factories honouring --oracles and --match-test (None: every registered one)."""
-    if tests is None and selection.oracles is None and selection.property_prefixes is None:
+    if (tests is None and selection.oracles is None and selection.property_prefixes is None
+            and selection.panic_codes is None):
         return None
     names = list(selection.oracles) if selection.oracles is not None else list(available())
-    return [_filtered(name, tests, prefixes=selection.property_prefixes) for name in names]
+    return [_filtered(name, tests, prefixes=selection.property_prefixes,
+                      panic_codes=selection.panic_codes) for name in names]
 
 
 def _filtered(name: str, tests: re.Pattern[str] | None, main_only: bool = False,
-              prefixes: Sequence[str] | None = None) -> OracleFactory:
+              prefixes: Sequence[str] | None = None,
+              panic_codes: frozenset[int] | None = None) -> OracleFactory:
     """A factory of oracle ``name`` keeping the properties and tests ``tests`` matches.
 
     ``main_only`` keeps only the main contract's properties (a Foundry test contract's
@@ -175,6 +181,8 @@ def _filtered(name: str, tests: re.Pattern[str] | None, main_only: bool = False,
     """
     def make(chain: TestChain) -> Oracle:
         oracle = build(chain, [name])[0]
+        if isinstance(oracle, AssertionOracle) and panic_codes is not None:
+            oracle.panic_codes = panic_codes
         if isinstance(oracle, PropertyOracle) and prefixes is not None:
             oracle.use_prefixes(prefixes)
         if isinstance(oracle, PropertyOracle):
@@ -248,6 +256,7 @@ def _harness_oracles(selection: Selection, tests: re.Pattern[str] | None,
     """Invariant campaigns check invariants and assertions; fuzz-test campaigns, the tests."""
     default = ["property", "assertion"] if invariant_mode else ["fuzz-test"]
     names = list(selection.oracles) if selection.oracles is not None else default
-    return [_filtered(name, tests, main_only=True) for name in names]
+    return [_filtered(name, tests, main_only=True, panic_codes=selection.panic_codes)
+            for name in names]
 
 

@@ -225,6 +225,10 @@ class Worker:
         self.fuzzer = Fuzzer(self.target.run, (policy or HarveyPolicy)(self.space), config,
                              oracles=oracles, post=self.target, events=events,
                              distance=self.directed)
+        # The arbitrary-storage-write oracle watches the slot Harvey's write cost aims at.
+        for oracle in oracles:
+            if hasattr(oracle, "target_slot"):
+                oracle.target_slot = self.fuzzer.sstore_target
 
     def fuzz(self, execs: int | None = None) -> None:
         """Fuzz until the budget is spent, or for ``execs`` more executions at most."""

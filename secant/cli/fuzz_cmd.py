@@ -122,6 +122,10 @@ def fuzz_command(
     via_ir: ViaIrFlag = None,
     evm_version: EvmVersionFlag = None,
     remap: RemapFlag = None,
+    panic_codes: Annotated[str | None, typer.Option(
+        "--panic-codes", help="Solidity panic codes to report, comma-separated (e.g. "
+                              "0x01,0x11,0x12), or 'all' (default: all but 0x11, arithmetic "
+                              "overflow, which is how 0.8 code reverts).")] = None,
     property_prefix: Annotated[list[str] | None, typer.Option(
         "--property-prefix", help="A name prefix of boolean properties (repeat; default: "
                                   "echidna_, property_, invariant_, statefulFuzz_).")] = None,
@@ -186,6 +190,7 @@ def _fuzz(
     via_ir: bool | None,
     evm_version: str | None,
     remap: list[str] | None,
+    panic_codes: str | None,
     property_prefix: list[str] | None,
     oracles: str | None,
     quiet: bool,
@@ -252,6 +257,7 @@ def _fuzz(
     selection = Selection(contract, list(arg) if arg else None, value, match_contract,
                           match_test, chosen_oracles,
                           list(property_prefix) if property_prefix else None,
+                          _panic_codes(panic_codes),
                           _deployments(deploy or [], deploy_arg or []))
     chain_config = ChainConfig(fork=chosen_fork, seed=seed, balance=balance,
                                unlimited_code_size=unlimited_code_size)
@@ -319,6 +325,21 @@ class _Refresh(FuzzListener):
         if now - self.last >= 0.25:
             self.last = now
             self.redraw()
+
+
+def _panic_codes(text: str | None) -> frozenset[int] | None:
+    """``--panic-codes``: a set of codes, every code for ``all``, None when not given."""
+    if text is None:
+        return None
+    from secant.abi import PANIC_CODES
+
+    if text.strip() == "all":
+        return frozenset(PANIC_CODES)
+    try:
+        return frozenset(int(part, 0) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise SecantError(f"--panic-codes {text!r} is not a list of codes",
+                          "write codes like 0x01,0x11,0x12, or all") from None
 
 
 def _deployments(names: list[str], args: list[str]

@@ -9,6 +9,7 @@ import pytest
 
 from secant.cli.fuzz_cmd import parse_duration
 from secant.errors import SecantError
+from secant.oracles.registry import available
 from tests.compile.conftest import needs_node, run_cli
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "contracts"
@@ -128,8 +129,8 @@ def test_oracles_option_chooses_the_detectors(tmp_path: Path) -> None:
                   "--oracles", "assertion,reentrancy", "--out", str(tmp_path / "bad"))
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [
-        "error: unknown oracle 'reentrancy'; choose from assertion, property, fuzz-test "
-        "(see --list-oracles)"]
+        "error: unknown oracle 'reentrancy'; choose from " + ", ".join(available())
+        + " (see --list-oracles)"]
 
 
 @needs_node
