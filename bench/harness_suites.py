@@ -167,7 +167,7 @@ ECHIDNA_TESTS = Suite(
         )),
         Harness("assert/multi.sol", "assert/multi.sol", "Test", (
             Check("fail", ASSERTION, FAILS,
-                  "on the contract Test's constructor creates (allContracts)",
+                  "on the contract that Test's constructor creates (allContracts)",
                   contract="TestAssert"),
             Check("f", ASSERTION, HOLDS),
         )),

@@ -454,7 +454,8 @@ def table(outcomes: list[Outcome]) -> tuple[str, list[str]]:
 def tally(outcomes: list[Outcome]) -> list[str]:
     """Counts per tool: expected failures found, false alarms, errors."""
     lines = []
-    for tool in ("secant", "forge"):
+    ran_forge = any(outcome.forge is not None for outcome in outcomes)
+    for tool in ("secant", "forge") if ran_forge else ("secant",):
         found = expected = alarms = errors = ran = 0
         for outcome in outcomes:
             result = getattr(outcome, tool)
