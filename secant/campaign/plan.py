@@ -16,13 +16,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from secant.campaign.campaign import CampaignConfig, OracleFactory
-from secant.campaign.worker import function_specs
+from secant.campaign.worker import function_specs, spec_of
 from secant.chain.chain import ChainConfig, TestChain
 from secant.chain.deploy import DeployedContract
 from secant.compile.artifacts import Compilation
 from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle
-from secant.engine.values import vtype
 from secant.errors import SecantError
 from secant.oracles.assertion import AssertionOracle
 from secant.oracles.fuzz_test import FuzzTestOracle
@@ -221,14 +220,15 @@ def _foundry_plans(compilations: Sequence[Compilation], name: str, selection: Se
                           "create the system in setUp() or name it with targetContract()")
     if chosen_tests:
         fuzz = replace(config, fuzz=replace(config.fuzz, sequences="off"))
-        specs = [FunctionSpec(f.signature, None, tuple(vtype(p) for p in f.inputs), f.payable)
-                 for f in chosen_tests]
+        notes: list[str] = []
+        specs = [spec for f in chosen_tests if (spec := spec_of(f, None, notes)) is not None]
         # As forge runs them: from one sender, in the block setUp() left.
         plans.append(CampaignPlan(
             f"{name} fuzz tests", f"{name}-fuzz-tests",
             lambda: set_up(compilations, name, chain_config).chain, fuzz, specs,
             [first.chain.deployer.address],
-            _harness_oracles(selection, tests, invariant_mode=False), block_steps=False))
+            _harness_oracles(selection, tests, invariant_mode=False), notes,
+            block_steps=False))
     if not plans:
         raise NothingToRun(f"{name} has no invariant_* function and no test with parameters"
                            + (" matching --match-test" if tests is not None else ""),
@@ -238,17 +238,9 @@ def _foundry_plans(compilations: Sequence[Compilation], name: str, selection: Se
 
 def _specs(targets: Sequence[tuple[DeployedContract, Sequence[Any]]],
            notes: list[str]) -> list[FunctionSpec]:
-    specs = []
-    for contract, functions in targets:
-        for function in functions:
-            signature = function.signature if function.kind == "function" else function.kind
-            try:
-                types = tuple(vtype(p) for p in function.inputs)
-            except ValueError as exc:
-                notes.append(f"skipping {contract.name}.{signature}: {exc}")
-                continue
-            specs.append(FunctionSpec(signature, contract.address, types, function.payable))
-    return specs
+    return [spec for contract, functions in targets for function in functions
+            if (spec := spec_of(function, contract.address, notes, f"{contract.name}."))
+            is not None]
 
 
 def _harness_oracles(selection: Selection, tests: re.Pattern[str] | None,

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from secant.abi import AbiFunction
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.engine.corpus import Seed
@@ -116,14 +117,25 @@ def function_specs(chain: TestChain, contracts: list[DeployedContract] | None = 
             if fn.kind == "function" and (is_property_name(fn.name, property_prefixes)
                                           or (fn.read_only and fn.name in getters)):
                 continue
-            signature = fn.signature if fn.kind == "function" else fn.kind
-            try:
-                types = tuple(vtype(p) for p in fn.inputs)
-            except ValueError as exc:
-                notes.append(f"skipping {prefix}{signature}: {exc}")
-                continue
-            specs.append(FunctionSpec(signature, to, types, fn.payable))
+            spec = spec_of(fn, to, notes, prefix)
+            if spec is not None:
+                specs.append(spec)
     return specs, notes
+
+
+def spec_of(fn: AbiFunction, to: int | None, notes: list[str],
+            prefix: str = "") -> FunctionSpec | None:
+    """The mutator spec of an ABI function called at ``to`` (None: the main contract).
+
+    A parameter type the mutators cannot generate skips the function with a note.
+    """
+    signature = fn.signature if fn.kind == "function" else fn.kind
+    try:
+        types = tuple(vtype(p) for p in fn.inputs)
+    except ValueError as exc:
+        notes.append(f"skipping {prefix}{signature}: {exc}")
+        return None
+    return FunctionSpec(signature, to, types, fn.payable)
 
 
 def target_codes(chain: TestChain) -> dict[bytes, tuple[DeployedContract, bytes]]:
