@@ -30,7 +30,7 @@ from secant.campaign.directed import resolve_target
 from secant.chain.chain import TestChain
 from secant.compile.loader import load
 from secant.engine.fuzzer import FuzzConfig
-from secant.types import case_to_json
+from secant.types import Finding, case_to_json
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "contracts"
 
@@ -92,12 +92,25 @@ def run(spec: Spec) -> dict[str, Any]:
     names = chain.names()
     corpus = [[seed.origin, seed.found_at, case_to_json(seed.case, names)]
               for seed in campaign.fuzzer.corpus.seeds]
-    findings = [{k: finding.to_json()[k] for k in FINDING_FIELDS}
-                for finding in campaign.findings.values()]
+    findings = [_as_found(finding) for finding in campaign.findings.values()]
     counters = {k: summary[k] for k in ("execs", "paths", "corpus", "branches_covered",
                                         "instructions_covered", "prediction",
                                         "corpus_origins", "sequences", "adaptive")}
     return {"corpus": corpus, "findings": findings, "counters": counters}
+
+
+def _as_found(finding: Finding) -> dict[str, Any]:
+    """A finding's fields as the search found it.
+
+    The campaign shrinks findings after the search (``secant.campaign.shrink``); the
+    digest keeps the case and detail found, so it measures the search alone, and a
+    shrinking that changed the search (its corpus, counters or findings) would still show.
+    """
+    data = finding.to_json()
+    if finding.shrink is not None:
+        data["sequence"] = finding.original_sequence
+        data["detail"] = finding.original_detail or finding.detail
+    return {k: data[k] for k in FINDING_FIELDS}
 
 
 def fingerprint(spec: Spec) -> str:

@@ -170,7 +170,7 @@ ECHIDNA_TESTS = Suite(
                   "on the contract that Test's constructor creates (allContracts)",
                   contract="TestAssert"),
             Check("f", ASSERTION, HOLDS),
-        )),
+        ), secant_args=("--all-contracts",)),
         Harness("assert/fullmath.sol", "assert/fullmath.sol", "FullMathEchidnaTest",
                 _props("checkMulDivRoundingUp", kind=ASSERTION),
                 note="solc 0.7.5: assert is INVALID"),
@@ -206,10 +206,13 @@ MEDUSA_TESTS = Suite(
                 "TestContract", _props(
                     "arithmeticOverflow", kind=ASSERTION,
                     why="Panic(0x11): Medusa's test turns FailOnArithmeticUnderflow on "
-                        "(off by default)")),
+                        "(off by default)"),
+                secant_args=("--panic-codes", "0x01,0x11")),
         Harness("assert_divide_by_zero", "assertions/assert_divide_by_zero.sol", "TestContract",
                 _props("divideByZero", kind=ASSERTION,
-                       why="Panic(0x12): Medusa's test turns FailOnDivideByZero on")),
+                       why="Panic(0x12): Medusa's test turns FailOnDivideByZero on "
+                           "(off by default)"),
+                secant_args=("--panic-codes", "0x01,0x12")),
         Harness("assert_constant_method", "assertions/assert_constant_method.sol", "TestContract",
                 _props("checkMulDivRoundingUp", kind=ASSERTION,
                        why="a pure function (TestViewMethods)")),

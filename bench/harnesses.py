@@ -153,7 +153,9 @@ def run_secant(harness: Harness, target: Path, budget: int, out: Path) -> ToolRu
         command += ["--match-contract", f"^{harness.contract}$"]
     else:
         command += ["--contract", harness.contract]
-    command += ["--time", str(budget), "--seed", "0", "--out", str(out), "--quiet", "--force"]
+    # Shrinking off, as forge's is below: a harness's wall time is then its campaign's.
+    command += ["--time", str(budget), "--seed", "0", "--out", str(out), "--quiet", "--force",
+                "--shrink-limit", "0"]
     if harness.forge and harness.solc:
         command += ["--solc-version", harness.solc]
     command += list(harness.secant_args)

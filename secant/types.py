@@ -147,6 +147,11 @@ class Finding:
     the failing check's contract, site and panic code). ``sequence`` is the test case as
     JSON-ready dicts (the campaign fills it, naming senders and contracts);
     ``execs_to_find`` and ``time_to_find_s`` say when the campaign first saw it.
+
+    Once the campaign has shrunk the finding (``secant.campaign.shrink``), ``case``,
+    ``sequence`` and ``detail`` describe the shrunk case, ``original_case``,
+    ``original_sequence`` and ``original_detail`` the one found, and ``shrink`` holds the
+    shrinker's figures (None: not shrunk).
     """
 
     kind: str
@@ -162,10 +167,14 @@ class Finding:
     sequence: list[dict[str, Any]] = field(default_factory=list)
     execs_to_find: int = 0
     time_to_find_s: float = 0.0
+    original_case: TxSeq | None = None
+    original_sequence: list[dict[str, Any]] = field(default_factory=list)
+    original_detail: str = ""
+    shrink: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The finding as ``summary.json`` lists it."""
-        return {
+        """The finding as ``summary.json`` lists it (with what shrinking did, once shrunk)."""
+        data: dict[str, Any] = {
             "oracle": self.oracle,
             "kind": self.kind,
             "swc": self.swc,
@@ -178,6 +187,12 @@ class Finding:
             "time_to_find_s": round(self.time_to_find_s, 3),
             "detail": self.detail,
         }
+        if self.shrink is not None:
+            data["original_sequence"] = self.original_sequence
+            if self.original_detail and self.original_detail != self.detail:
+                data["original_detail"] = self.original_detail
+            data["shrink"] = self.shrink
+        return data
 
 
 def jsonable(value: Any) -> Any:

@@ -6,7 +6,9 @@ by key across workers; findings and new corpus entries are written to the output
 directory the moment they appear (``findings/``, ``corpus/``), each file named by a hash
 of what identifies it (a finding's key, a corpus entry's test case), so two workers or two
 runs name the same thing alike; every file is written under a temporary name and renamed,
-so a killed campaign leaves no half-written file. ``summary.json`` is written at the end.
+so a killed campaign leaves no half-written file. At the end every finding is shrunk to the
+smallest case that still shows it (``secant.campaign.shrink``, at most ``shrink_limit``
+executions each) and its file rewritten, and ``summary.json`` is written.
 
 With several workers in one process the campaign fuzzes them in turn, ``sync_every``
 executions each, and after every turn each worker imports (re-executes) the corpus
@@ -23,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from secant.campaign.shrink import DEFAULT_SHRINK_LIMIT, Shrinker, ShrinkProgress, ShrinkSpace
 from secant.campaign.worker import PolicyFactory, Worker, WorkerSettings
 from secant.chain.chain import TestChain
 from secant.engine.corpus import Seed
@@ -45,7 +48,8 @@ class CampaignConfig:
     """A campaign: the engine's configuration, an output directory, a directed target.
 
     ``oracles`` names the detectors to run (None: every registered one);
-    ``sync_every`` is how many executions a worker runs between two exchanges of cases.
+    ``sync_every`` is how many executions a worker runs between two exchanges of cases;
+    ``shrink_limit`` bounds the executions ``finish`` spends shrinking each finding.
     """
 
     fuzz: FuzzConfig
@@ -55,6 +59,8 @@ class CampaignConfig:
     prefix_cache: bool = True
     oracles: Sequence[str] | None = None
     sync_every: int = 1000
+    # Executions spent at most on shrinking each finding's case at the end (0: none).
+    shrink_limit: int = DEFAULT_SHRINK_LIMIT
 
 
 def worker_seed(seed: int, index: int) -> int:
@@ -101,6 +107,7 @@ class Campaign(FuzzListener):
         self.codes = self.workers[0].codes
         self.oracles = self.workers[0].fuzzer.oracles
         self._exported = [0] * len(self.workers)
+        self.shrinking: ShrinkProgress | None = None
         if config.out is not None:
             (config.out / "corpus").mkdir(parents=True, exist_ok=True)
             (config.out / "findings").mkdir(parents=True, exist_ok=True)
@@ -133,6 +140,10 @@ class Campaign(FuzzListener):
             return
         finding.sequence = case_to_json(finding.case or (), self.chain.names())
         self.findings[finding.key] = finding
+        self._write_finding(finding)
+
+    def _write_finding(self, finding: Finding) -> None:
+        """(Re)write a finding's file, named by its key."""
         out = self.config.out
         if out is not None:
             name = f"{finding.oracle or finding.kind}-{content_name(repr(finding.key))}.json"
@@ -173,11 +184,121 @@ class Campaign(FuzzListener):
         self._exported = [len(w.fuzzer.corpus.seeds) for w in self.workers]
 
     def finish(self) -> dict[str, Any]:
-        """Write ``summary.json`` (also after an interrupted run) and return it."""
+        """Shrink the findings; write ``summary.json`` (also after an interrupted run).
+
+        Returns the summary. The findings as found are on disk before shrinking starts
+        (their files since they appeared, the summary written first), so shrinking that
+        fails or is interrupted loses nothing.
+        """
+        if self.config.out is not None and self._to_shrink():
+            self._write_summary()
+        self.shrink_findings()
+        return self._write_summary()
+
+    def _write_summary(self) -> dict[str, Any]:
         summary = self.summary()
         if self.config.out is not None:
             write_atomic(self.config.out / "summary.json", json.dumps(summary, indent=1))
         return summary
+
+    # ------------------------------------------------------------------ shrinking
+    def _to_shrink(self) -> list[Finding]:
+        """The findings still to shrink (none once shrinking was interrupted)."""
+        if self.config.shrink_limit <= 0 or (self.shrinking is not None
+                                             and self.shrinking.interrupted):
+            return []
+        return [f for f in self.findings.values() if f.shrink is None and f.case]
+
+    def shrink_findings(self) -> None:
+        """Shrink the case of every finding not shrunk yet (``secant.campaign.shrink``).
+
+        Each finding gets at most ``shrink_limit`` executions, replayed on the first
+        worker's chain (``Worker.replay``: the campaign's corpus, coverage, findings and
+        counters do not change), and its file is written again once it is shrunk. Ctrl-C
+        stops shrinking: the finding being shrunk keeps the smallest failing case found so
+        far, the findings not shrunk yet keep the case found.
+        """
+        todo = self._to_shrink()
+        if not todo:
+            return
+        worker = self.workers[0]
+        space = worker.shrink_space()
+        progress = self.shrinking = ShrinkProgress(len(todo))
+        try:
+            for finding in todo:
+                self._shrink(finding, worker, space, progress)
+        except KeyboardInterrupt:
+            progress.interrupted = True
+        finally:
+            progress.active = None
+            self._refresh()
+
+    def _shrink(self, finding: Finding, worker: Worker, space: ShrinkSpace,
+                progress: ShrinkProgress) -> None:
+        """Shrink one finding; replace its case, sequence and detail by the shrunk ones.
+
+        The finding each failing replay showed is kept, so the shrunk finding's own words
+        (a property's "after N transactions") cost no execution beyond the budget. A
+        KeyboardInterrupt keeps the smallest failing case found so far, then stops
+        shrinking (it goes on up to ``shrink_findings``).
+        """
+        original = finding.case or ()
+        shown: dict[TxSeq, Finding] = {}
+
+        def run(case: TxSeq) -> dict[tuple[Any, ...], TxSeq | None]:
+            found = worker.replay(case)
+            same = found.get(finding.key)
+            if same is not None:
+                shown[case] = same
+            return {key: other.case for key, other in found.items()}
+
+        def ran(shrinker: Shrinker) -> None:
+            self._refresh()
+
+        shrinker = progress.active = Shrinker(run, finding.key, self.config.shrink_limit,
+                                              space, ran)
+        interrupted: KeyboardInterrupt | None = None
+        try:
+            try:
+                result = shrinker.shrink(original)
+            except KeyboardInterrupt as stop:
+                interrupted = stop
+                result = shrinker.result()
+            stats = result.stats()
+            if interrupted is not None:
+                stats["interrupted"] = True
+        except Exception as exc:  # a shrinking bug must not cost the campaign its findings
+            result = None
+            stats = {"execs": shrinker.execs, "tx_before": len(original),
+                     "tx_after": len(original), "reproduced": False, "complete": False,
+                     "error": f"{type(exc).__name__}: {exc}"}
+        finding.original_case = original
+        finding.original_sequence = finding.sequence
+        finding.original_detail = finding.detail
+        if result is not None and result.reproduced and result.case != original:
+            again = shown[result.case]
+            # The case the finding names (a property's failing prefix), else the one run.
+            named = again.case
+            case = (named if named and result.case[:len(named)] == named
+                    else result.case)
+            finding.case = case
+            finding.sequence = case_to_json(case, self.chain.names())
+            finding.detail = again.detail
+            stats["tx_after"] = len(case)
+        finding.shrink = stats
+        progress.active = None
+        progress.done += 1
+        progress.execs += stats["execs"]
+        progress.tx_before += len(original)
+        progress.tx_after += len(finding.case or ())
+        self._write_finding(finding)
+        if interrupted is not None:
+            raise interrupted
+
+    def _refresh(self) -> None:
+        """Let the listeners (a live display) redraw while no fuzzer runs."""
+        for listener in self._listeners:
+            listener.on_progress()
 
     # ------------------------------------------------------------------ reporting
     def progress_rows(self) -> list[tuple[str, str]]:
@@ -227,6 +348,13 @@ class Campaign(FuzzListener):
         summary["schedule"] = self.config.fuzz.schedule
         summary["oracles"] = [oracle.name for oracle in self.oracles]
         summary["findings"] = [f.to_json() for f in self.findings.values()]
+        if self.shrinking is not None:
+            shrinking = self.shrinking
+            summary["shrink"] = {"limit": self.config.shrink_limit,
+                                 "findings": shrinking.done, "execs": shrinking.execs,
+                                 "tx_before": shrinking.tx_before,
+                                 "tx_after": shrinking.tx_after,
+                                 "interrupted": shrinking.interrupted}
         for oracle in self.oracles:
             summary.update(oracle.summary(self.findings))
         cache = self.workers[0].target.prefix_cache

@@ -17,15 +17,17 @@ from typing import Any
 
 from secant.campaign.campaign import CampaignConfig, OracleFactory
 from secant.campaign.worker import function_specs, spec_of
+from secant.chain.blockenv import FORGE_NUMBER, FORGE_TIMESTAMP
 from secant.chain.chain import ChainConfig, TestChain
 from secant.chain.deploy import DeployedContract
 from secant.compile.artifacts import Compilation
+from secant.compile.loader import select_contract
 from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle
 from secant.errors import SecantError
 from secant.oracles.assertion import AssertionOracle
 from secant.oracles.fuzz_test import FuzzTestOracle
-from secant.oracles.property import PropertyOracle
+from secant.oracles.property import PROPERTY_PREFIXES, PropertyOracle
 from secant.oracles.registry import available, build
 from secant.targets.foundry import fuzz_tests, invariants, is_test_contract, set_up
 
@@ -65,6 +67,23 @@ class Selection:
     deploy: Sequence[tuple[str, Sequence[str] | None]] = ()
     """Contracts deployed before the main one, in order, with their constructor arguments
     (None: generated); an argument naming a deployed contract stands for its address."""
+    all_contracts: bool = False
+    """Also call the contracts that constructors created (Echidna's ``allContracts``)."""
+    senders: Sequence[int] | None = None
+    """The addresses that send transactions (None: the chain's five, or the test's)."""
+    block_number: int | None = None
+    block_time: int | None = None
+    """The first block (None: Echidna's for contracts and harnesses, forge's for Foundry
+    test contracts)."""
+
+    def first_block(self, chain_config: ChainConfig, foundry: bool) -> ChainConfig:
+        """``chain_config`` starting at the block this selection asks for."""
+        number, time = (FORGE_NUMBER, FORGE_TIMESTAMP) if foundry else (
+            chain_config.block.number, chain_config.block.timestamp)
+        block = replace(chain_config.block,
+                        number=number if self.block_number is None else self.block_number,
+                        timestamp=time if self.block_time is None else self.block_time)
+        return replace(chain_config, block=block)
 
 
 def deploy_system(compilations: Sequence[Compilation], selection: Selection,
@@ -82,8 +101,16 @@ def deploy_system(compilations: Sequence[Compilation], selection: Selection,
         chain.deploy(list(compilations), name, resolved(args), main=False)
     chain.deploy(list(compilations), selection.contract, resolved(selection.args),
                  selection.value)
+    fund_senders(chain, selection.senders or ())
     chain.seal()
     return chain
+
+
+def fund_senders(chain: TestChain, senders: Sequence[int]) -> None:
+    """Give the senders a user named the chain's starting balance, if they have nothing."""
+    for sender in senders:
+        if chain.state.balance(sender) == 0:
+            chain.state.add_balance(sender, chain.config.balance)
 
 
 def _regex(pattern: str | None, option: str) -> re.Pattern[str] | None:
@@ -140,22 +167,25 @@ def plan(compilations: Sequence[Compilation], selection: Selection,
         if skipped:
             plans[0].notes.extend(f"skipped {note}" for note in skipped)
         return plans
+    _, chosen = select_contract(list(compilations), selection.contract)
+    if is_test_contract(chosen.abi.functions) and selection.args is None:
+        return _foundry_plans(compilations, chosen.name, selection, chain_config, config,
+                              tests)
+    chain_config = selection.first_block(chain_config, foundry=False)
     chain = deploy_system(compilations, selection, chain_config)
     main = chain.main
     assert main is not None
-    if is_test_contract(main.abi.functions) and selection.args is None:
-        return _foundry_plans(compilations, main.name, selection, chain_config, config, tests)
     made = [chain]
 
     def make_chain() -> TestChain:
         # The first chain is the one already deployed; more workers deploy their own.
         return made.pop() if made else deploy_system(compilations, selection, chain_config)
 
-    functions = None
-    notes: list[str] = []
-    if selection.property_prefixes is not None:
-        functions, notes = function_specs(chain, property_prefixes=selection.property_prefixes)
+    functions, notes = function_specs(
+        chain, property_prefixes=selection.property_prefixes or PROPERTY_PREFIXES,
+        all_contracts=selection.all_contracts)
     return [CampaignPlan(main.name, main.name, make_chain, config, functions,
+                         list(selection.senders) if selection.senders else None,
                          oracles=_oracles(selection, tests), notes=notes)]
 
 
@@ -199,11 +229,13 @@ def _foundry_plans(compilations: Sequence[Compilation], name: str, selection: Se
                    chain_config: ChainConfig, config: CampaignConfig,
                    tests: re.Pattern[str] | None) -> list[CampaignPlan]:
     """The invariant and fuzz-test campaigns of one test contract."""
-    first = set_up(compilations, name, chain_config)
+    chain_config = selection.first_block(chain_config, foundry=True)
+    first = set_up(compilations, name, chain_config, selection.senders)
     spare = [first]
 
     def make_chain() -> TestChain:
-        return spare.pop().chain if spare else set_up(compilations, name, chain_config).chain
+        return (spare.pop().chain if spare
+                else set_up(compilations, name, chain_config, selection.senders).chain)
 
     test = first.test
     chosen_invariants = [f for f in invariants(test) if tests is None or tests.search(f.name)]

@@ -34,6 +34,9 @@ class ProgressView:
         table.add_row("instructions",
                       f"{figures['instructions_covered']} / {figures['instructions_total']}")
         table.add_row("findings", str(len(campaign.findings)))
+        if campaign.shrinking is not None:
+            # The phase after fuzzing: the counters above stay still meanwhile.
+            table.add_row("shrinking", campaign.shrinking.row())
         since = stats.execs - stats.last_new_path_exec
         table.add_row("last new path", f"{since:,} execs ago")
         for line in campaign.progress_rows():

@@ -16,11 +16,13 @@ worker's corpus only ever holds runs it made itself.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from secant.abi import AbiFunction
+from secant.campaign.shrink import ShrinkSpace
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.engine.corpus import Seed
@@ -40,7 +42,7 @@ from secant.oracles.property import PROPERTY_PREFIXES, is_property_name
 from secant.oracles.registry import recordings
 from secant.targets.contract import ContractTarget, StepObserver
 from secant.targets.prefix_cache import PrefixCache
-from secant.types import TxSeq
+from secant.types import Finding, TxSeq
 
 if TYPE_CHECKING:
     from secant.campaign.directed import DirectedDistance
@@ -82,24 +84,27 @@ def public_getters(contract: DeployedContract) -> set[str]:
     return names
 
 
-TARGET_ROLES = ("main", "deployed", "created")
-"""The roles of the contracts a campaign fuzzes: the main one, the others deployed for it,
-and those their constructors created (the whole system; not libraries or attackers)."""
+TARGET_ROLES = ("main", "deployed")
+"""The roles of the contracts a campaign fuzzes: the main one and the others deployed for it
+(``--deploy``); with ``all_contracts`` also those their constructors created (the whole
+system, Echidna's ``allContracts``). Never libraries or attackers."""
 
 
-def target_contracts(chain: TestChain) -> list[DeployedContract]:
+def target_contracts(chain: TestChain, all_contracts: bool = False) -> list[DeployedContract]:
     """The contracts a campaign calls, the main one first."""
-    contracts = [c for c in chain.contracts if c.role in TARGET_ROLES and c.abi.functions]
+    roles = (*TARGET_ROLES, "created") if all_contracts else TARGET_ROLES
+    contracts = [c for c in chain.contracts if c.role in roles and c.abi.functions]
     return sorted(contracts, key=lambda c: c.role != "main")
 
 
 def function_specs(chain: TestChain, contracts: list[DeployedContract] | None = None,
                    read_only: bool = True,
                    property_prefixes: Sequence[str] = PROPERTY_PREFIXES,
+                   all_contracts: bool = False,
                    ) -> tuple[list[FunctionSpec], list[str]]:
     """Mutator specs of the fuzzable functions of ``contracts``, and notes on skipped ones.
 
-    ``contracts`` defaults to ``target_contracts``.
+    ``contracts`` defaults to ``target_contracts(chain, all_contracts)``.
 
     View and pure functions are called too when ``read_only`` (an assertion in one is a bug
     like any other), except the getters of public state variables; properties are
@@ -109,7 +114,8 @@ def function_specs(chain: TestChain, contracts: list[DeployedContract] | None = 
     specs: list[FunctionSpec] = []
     notes: list[str] = []
     main = chain.main
-    for contract in target_contracts(chain) if contracts is None else contracts:
+    for contract in (target_contracts(chain, all_contracts) if contracts is None
+                     else contracts):
         getters = public_getters(contract)
         to = None if main is not None and contract.address == main.address else contract.address
         prefix = "" if to is None else f"{contract.name}."
@@ -218,11 +224,14 @@ class Worker:
             specs, self.notes = function_specs(chain)
         else:
             specs, self.notes = list(functions), []
-        if not specs:
+        if not specs and not watchers:
             main = chain.main.name if chain.main else "the contract"
             raise SecantError(f"{main} has no function to fuzz (only getters, properties or "
                               "unsupported parameter types)",
                               "pick another contract with --contract")
+        if not specs:
+            self.notes.append("nothing to call: the properties were evaluated on the deployed "
+                              "state only")
         self.codes = target_codes(chain)
         self.space = input_space(chain, specs, self.codes, senders, block_steps)
         self.directed: DirectedDistance | None = None
@@ -241,6 +250,11 @@ class Worker:
         for oracle in oracles:
             if hasattr(oracle, "target_slot"):
                 oracle.target_slot = self.fuzzer.sstore_target
+        # Copies of the oracles before any run: replays (shrinking) judge each case with
+        # fresh copies of these, as if it were the campaign's first run, and leave the
+        # oracles of the campaign (what they reported, what they count) alone.
+        self._pristine = [fresh_copy(oracle) for oracle in oracles]
+        self._replay_target: ContractTarget | None = None
 
     def fuzz(self, execs: int | None = None) -> None:
         """Fuzz until the budget is spent, or for ``execs`` more executions at most."""
@@ -249,3 +263,72 @@ class Worker:
     def import_cases(self, cases: Iterable[TxSeq]) -> list[Seed]:
         """Re-execute cases found elsewhere; return those that joined this corpus."""
         return self.fuzzer.import_cases(cases)
+
+    # ------------------------------------------------------------------ replays
+    def replay(self, case: TxSeq) -> dict[tuple[Any, ...], Finding]:
+        """The findings ``case`` shows when run alone, by key (each with its case).
+
+        The case runs on a target of its own (the campaign's prefix cache and counters are
+        not touched) and is judged by fresh copies of the oracles, so the campaign's
+        corpus, coverage, findings and counters stay as they are, and a finding the
+        campaign already reported shows again.
+        """
+        oracles = [fresh_copy(oracle) for oracle in self._pristine]
+        target = self._replay_target
+        if target is None:
+            # A prefix restored from a cache is not observed again, and every replay's
+            # observers are new: with properties to watch, every case runs in full.
+            cache = None if any(_watches_steps(o) for o in oracles) else PrefixCache()
+            target = self._replay_target = ContractTarget(
+                self.chain, self.target.recordings, path_scope=self.target.path_scope,
+                prefix_cache=cache)
+        target.step_observers = [o for o in oracles
+                                 if isinstance(o, StepObserver) and _watches_steps(o)]
+        result = target.run(case)
+        shown: dict[tuple[Any, ...], Finding] = {}
+        for oracle in oracles:
+            for finding in oracle.check(result, target):
+                finding.oracle = finding.oracle or oracle.name
+                if finding.case is None:
+                    finding.case = result.case
+                shown.setdefault(finding.key, finding)
+        return shown
+
+    def finding_keys(self, case: TxSeq) -> dict[tuple[Any, ...], TxSeq | None]:
+        """The keys of the findings ``case`` shows (``replay``), with the case each names.
+
+        The shrinker's runner: a property's finding names the prefix after which it
+        failed, which is where its case can end.
+        """
+        return {key: finding.case for key, finding in self.replay(case).items()}
+
+    def shrink_space(self) -> ShrinkSpace:
+        """What the shrinker may put in a case (``secant.campaign.shrink.ShrinkSpace``).
+
+        This worker's functions and senders, and the accounts and contracts the chain names.
+        """
+        return ShrinkSpace.of(self.space.functions, self.space.senders,
+                              self.chain.names().values())
+
+
+def _watches_steps(oracle: Oracle) -> bool:
+    """Whether an oracle looks at the state after every transaction (properties)."""
+    return isinstance(oracle, StepObserver) and getattr(oracle, "watches_steps",
+                                                        lambda: True)()
+
+
+def fresh_copy(oracle: Oracle) -> Oracle:
+    """A copy of ``oracle`` whose lists, dicts and sets are its own.
+
+    What a copy reports or remembers (a property already failed, a contract already
+    reported, a count of runs) then stays in the copy: the original is left as it was.
+    Oracles keep their state in such containers one level down; a copy taken before
+    any run behaves as a new oracle.
+    """
+    twin = copy.copy(oracle)
+    state = getattr(twin, "__dict__", None)
+    if state is not None:
+        for name, value in list(state.items()):
+            if isinstance(value, list | dict | set | bytearray):
+                state[name] = copy.copy(value)
+    return twin

@@ -23,6 +23,8 @@ from secant.evm.env import BlockEnv
 __all__ = [
     "DEFAULT_NUMBER",
     "DEFAULT_TIMESTAMP",
+    "FORGE_NUMBER",
+    "FORGE_TIMESTAMP",
     "SECONDS_PER_BLOCK",
     "BlockEnvironment",
     "BlockSettings",
@@ -31,11 +33,16 @@ __all__ = [
     "random_deltas",
 ]
 
-DEFAULT_NUMBER = 19_000_000
-"""Block number of the first block (a mainnet-like height, so ``number - k`` never underflows)."""
+DEFAULT_NUMBER = 4_370_000
+"""Block number of the first block: Echidna's (Byzantium's first block), so harnesses written
+for Echidna see the block they expect, and ``number - k`` does not underflow."""
 
-DEFAULT_TIMESTAMP = 1_704_067_200
-"""Timestamp of the first block: 2024-01-01 00:00:00 UTC."""
+DEFAULT_TIMESTAMP = 1_524_785_992
+"""Timestamp of the first block: Echidna's (2018-04-26 23:39:52 UTC)."""
+
+FORGE_NUMBER = 1
+FORGE_TIMESTAMP = 1
+"""forge's first block, where Foundry test contracts start."""
 
 SECONDS_PER_BLOCK = 12
 """Seconds between blocks on mainnet since the merge; the default time delta per block."""

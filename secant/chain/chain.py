@@ -25,7 +25,8 @@ both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -272,6 +273,21 @@ class TestChain:
         address = create_address(sender, self.state.nonce(sender))
         self.state.increment_nonce(sender)
         return address
+
+    @contextmanager
+    def without_size_limits(self) -> Iterator[None]:
+        """Lift the EIP-170/3860 size limits for what runs inside.
+
+        forge deploys its test contracts this way: a test contract may be larger than any
+        deployable contract.
+        """
+        fork = self.fork
+        self.fork = fork.derive(fork.name, max_code_size=_UNLIMITED,
+                                max_initcode_size=_UNLIMITED)
+        try:
+            yield
+        finally:
+            self.fork = fork
 
     def code_at(self, address: int) -> bytes:
         """The code at ``address``."""

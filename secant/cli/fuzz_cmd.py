@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from secant.campaign.shrink import DEFAULT_SHRINK_LIMIT
 from secant.chain.accounts import DEFAULT_BALANCE
 from secant.cli.compile_cmd import (
     EvmVersionFlag,
@@ -68,6 +69,20 @@ def fuzz_command(
     balance: Annotated[int, typer.Option(
         "--balance", help="Wei each sender (the deployer included) starts with.")
     ] = DEFAULT_BALANCE,
+    all_contracts: Annotated[bool, typer.Option(
+        "--all-contracts", help="Also call the contracts the constructors created "
+                                "(Echidna's allContracts; default: the main contract and "
+                                "the --deploy ones).")] = False,
+    sender: Annotated[list[str] | None, typer.Option(
+        "--sender", metavar="ADDRESS", help="An address that sends transactions (repeat; "
+                                            "default: three users and two attackers).")
+    ] = None,
+    block_number: Annotated[int | None, typer.Option(
+        "--block-number", help="Number of the first block (default 4370000, Echidna's; "
+                               "1 for Foundry test contracts, as forge).")] = None,
+    block_time: Annotated[int | None, typer.Option(
+        "--block-time", help="Timestamp of the first block (default 1524785992, Echidna's; "
+                             "1 for Foundry test contracts, as forge).")] = None,
     match_contract: Annotated[str | None, typer.Option(
         "--match-contract", help="Only test contracts whose name matches this regex.")
     ] = None,
@@ -115,6 +130,10 @@ def fuzz_command(
     no_prefix_cache: Annotated[bool, typer.Option(
         "--no-prefix-cache", help="Replay every sequence in full (no prefix-state cache).")
     ] = False,
+    shrink_limit: Annotated[int, typer.Option(
+        "--shrink-limit", help="Executions spent at most on shrinking each finding's case "
+                               "after fuzzing (0: report findings unshrunk).")
+    ] = DEFAULT_SHRINK_LIMIT,
     fork: Annotated[str, typer.Option("--fork", help="EVM fork of the chain.")] = "cancun",
     solc_version: SolcVersionFlag = None,
     optimize: OptimizeFlag = None,
@@ -124,8 +143,8 @@ def fuzz_command(
     remap: RemapFlag = None,
     panic_codes: Annotated[str | None, typer.Option(
         "--panic-codes", help="Solidity panic codes to report, comma-separated (e.g. "
-                              "0x01,0x11,0x12), or 'all' (default: all but 0x11, arithmetic "
-                              "overflow, which is how 0.8 code reverts).")] = None,
+                              "0x01,0x11,0x12), or 'all' (default: all but 0x11 and 0x12, "
+                              "checked arithmetic, which is how 0.8 code reverts).")] = None,
     property_prefix: Annotated[list[str] | None, typer.Option(
         "--property-prefix", help="A name prefix of boolean properties (repeat; default: "
                                   "echidna_, property_, invariant_, statefulFuzz_).")] = None,
@@ -166,6 +185,10 @@ def _fuzz(
     deploy: list[str] | None,
     deploy_arg: list[str] | None,
     balance: int,
+    all_contracts: bool,
+    sender: list[str] | None,
+    block_number: int | None,
+    block_time: int | None,
     match_contract: str | None,
     match_test: str | None,
     unlimited_code_size: bool,
@@ -183,6 +206,7 @@ def _fuzz(
     adaptive_share: float | None,
     max_sequence_length: int,
     no_prefix_cache: bool,
+    shrink_limit: int,
     fork: str,
     solc_version: str | None,
     optimize: bool | None,
@@ -235,6 +259,12 @@ def _fuzz(
                           "use 1 for single transactions, or --sequences off")
     if execs is not None and execs <= 0:
         raise SecantError("--execs must be positive", "pass a number of executions")
+    if shrink_limit < 0:
+        raise SecantError("--shrink-limit must be 0 or more", "use 0 to turn shrinking off")
+    for option, given in (("--block-number", block_number), ("--block-time", block_time)):
+        if given is not None and not 0 <= given < 1 << 64:
+            raise SecantError(f"{option} must be between 0 and 2**64 - 1",
+                              f"pass a non-negative {option}")
     max_time = parse_duration(time_budget) if time_budget else (None if execs else 300.0)
     try:
         chosen_fork = get_fork(fork)
@@ -258,11 +288,12 @@ def _fuzz(
                           match_test, chosen_oracles,
                           list(property_prefix) if property_prefix else None,
                           _panic_codes(panic_codes),
-                          _deployments(deploy or [], deploy_arg or []))
+                          _deployments(deploy or [], deploy_arg or []),
+                          all_contracts, _senders(sender), block_number, block_time)
     chain_config = ChainConfig(fork=chosen_fork, seed=seed, balance=balance,
                                unlimited_code_size=unlimited_code_size)
     campaign_config = CampaignConfig(fuzz=config, out=out, prefix_cache=not no_prefix_cache,
-                                     oracles=chosen_oracles)
+                                     oracles=chosen_oracles, shrink_limit=shrink_limit)
     prepare_output(out, force)
     plans = plan(compilations, selection, chain_config, campaign_config,
                  project=path.is_dir())
@@ -327,6 +358,23 @@ class _Refresh(FuzzListener):
             self.redraw()
 
 
+def _senders(given: list[str] | None) -> list[int] | None:
+    """The ``--sender`` addresses (None: the default senders)."""
+    if not given:
+        return None
+    senders = []
+    for text in given:
+        try:
+            address = int(text, 0)
+        except ValueError:
+            address = -1
+        if not 0 < address < 1 << 160:
+            raise SecantError(f"--sender {text!r} is not an address",
+                              "write it in hex like 0x10000 (or a positive number)")
+        senders.append(address)
+    return senders
+
+
 def _panic_codes(text: str | None) -> frozenset[int] | None:
     """``--panic-codes``: a set of codes, every code for ``all``, None when not given."""
     if text is None:
@@ -376,6 +424,13 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
         typer.echo(f"  [{finding['kind']}] {finding['contract']}.{finding['function']} at "
                    f"{where}: {finding['detail']} (after {finding['execs_to_find']} execs)")
         typer.echo(f"      sequence: {json.dumps(finding['sequence'])}")
+        shrunk = finding.get("shrink")
+        if shrunk and finding["sequence"] != finding["original_sequence"]:
+            typer.echo(f"      (shrunk from {shrunk['tx_before']} transaction"
+                       f"{'s' if shrunk['tx_before'] != 1 else ''} in {shrunk['execs']} execs; "
+                       f"the case found is in the finding's file)")
+        elif shrunk and not shrunk.get("reproduced", True):
+            typer.echo("      (not shrunk: the case did not show the finding again alone)")
     for prop in summary.get("properties", []):
         if prop["status"] == "optimized":
             typer.echo(f"  [optimize] {prop['contract']}.{prop['function']}: best {prop['best']}"

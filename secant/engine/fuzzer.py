@@ -171,7 +171,8 @@ class Fuzzer:
             self.distance.observe(result)
         self.events.on_run(result)
         new_path, new_blocks, new_edges = self.coverage.merge(result)
-        seed = self._add(result, proposal) if new_path else None
+        # The empty case (a target with nothing to call) has nothing to mutate.
+        seed = self._add(result, proposal) if new_path and case else None
         novelty = Novelty(new_path, new_blocks, new_edges, seed)
         if self.oracles:
             self._check(result)

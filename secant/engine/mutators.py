@@ -186,6 +186,8 @@ class Mutator:
         if index is None:
             index = rng.randrange(len(case))
         locations = self.locations(case, index)
+        if not locations:  # a call without arguments, value or choice of sender
+            return None
         # Arguments carry most of the behaviour: pick them far more often.
         weights = [_WEIGHTS.get(loc[0], 1) for loc in locations]
         location = rng.choices(locations, weights=weights)[0]

@@ -15,10 +15,11 @@ emit it where reverting would undo the evidence. Its signatures are those the co
 declare plus the usual ones (no parameters, a string, a uint256).
 
 Which panics count is a set of codes (``panic_codes``; ``DEFAULT_PANIC_CODES`` unless the
-campaign says otherwise). An arithmetic overflow, Panic(0x11), is off by default: solc >=
-0.8 checks every ``+``, ``-`` and ``*``, and the revert is how such code refuses a bad
-input, not a bug by itself (a checked subtraction that underflows is a ``require`` the
-compiler wrote). Panic(0x01), a failed ``assert``, and INVALID are always reported.
+campaign says otherwise). Checked arithmetic, an overflow Panic(0x11) or a division by zero
+Panic(0x12), is off by default: solc >= 0.8 checks every ``+``, ``-``, ``*``, ``/`` and
+``%``, and the revert is how such code refuses a bad input, not a bug by itself (a checked
+subtraction that underflows is a ``require`` the compiler wrote); Echidna and Medusa leave
+them out by default too. Panic(0x01), a failed ``assert``, and INVALID are always reported.
 """
 
 from __future__ import annotations
@@ -44,8 +45,12 @@ ASSERT_PANIC = 0x01
 OVERFLOW_PANIC = 0x11
 """Panic(0x11), checked arithmetic over- or underflowed (off by default)."""
 
-DEFAULT_PANIC_CODES = frozenset({0x00, 0x01, 0x12, 0x21, 0x22, 0x31, 0x32, 0x41, 0x51})
-"""The panics reported by default: every Solidity panic code but the overflow (0x11)."""
+DIVISION_PANIC = 0x12
+"""Panic(0x12), division or modulo by zero (off by default)."""
+
+DEFAULT_PANIC_CODES = frozenset({0x00, 0x01, 0x21, 0x22, 0x31, 0x32, 0x41, 0x51})
+"""The panics reported by default: every Solidity panic code but checked arithmetic (0x11,
+0x12)."""
 
 
 @dataclass(frozen=True)

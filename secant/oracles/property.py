@@ -6,7 +6,9 @@ one of the configured prefixes (Echidna's ``echidna_``, Medusa's ``property_``, 
 deployed state and again after every transaction of every test case, by a read-only call
 from the deployer on the state the transaction left:
 
-* a boolean property (it returns ``bool``) fails when it returns false or reverts;
+* a boolean property (it returns ``bool``) fails when it returns false or reverts, except
+  that one named ``echidna_revert_*`` must revert and fails when it returns (Echidna's
+  convention; ``REVERT_PREFIX``);
 * a Foundry invariant (``invariant_``) fails when it reverts (a forge-std assertion reverts),
   returns false, or leaves DSTest's ``failed()`` flag set (old DSTest assertions and
   forge-std's ``fail()`` set it instead of reverting);
@@ -23,6 +25,11 @@ The search treats properties as objectives: each evaluation runs under the trace
 (``ContractTarget.call(record=True)``), so the comparisons inside a property feed the cost
 metrics, prediction and the adaptive just-missed seeds like any branch of the transaction
 before it. A prefix restored from the prefix cache was evaluated when it first ran.
+A property that failed is still evaluated (and not reported again): its comparisons are
+part of every run's path, and the path of a case must not change because some other case
+broke a property (the corpus's path frequencies, which the power schedules divide by,
+would orphan every earlier seed). They also carry the state's shape into the path id,
+which measurably speeds up invariant campaigns.
 """
 
 from __future__ import annotations
@@ -44,6 +51,9 @@ PROPERTY_PREFIXES = ("echidna_", "property_", "invariant_", "statefulFuzz_")
 OPTIMIZATION_PREFIXES = ("echidna_opt_", "optimize_")
 """Name prefixes of optimization targets (checked before the property prefixes)."""
 
+REVERT_PREFIX = "echidna_revert_"
+"""Echidna's prefix of properties that hold when they revert."""
+
 _INT256_SIGN = 1 << 255
 _FAILED = function_selector("failed()")
 _FAILED_FLAG_MESSAGE = ERROR_SELECTOR + encode(["string"], ["the test's failed() flag was set"])
@@ -56,7 +66,7 @@ class Property:
 
     contract: DeployedContract
     function: AbiFunction
-    kind: str  # "boolean", "invariant", "after" (afterInvariant) or "optimization"
+    kind: str  # "boolean", "must-revert", "invariant", "after" (afterInvariant), "optimization"
     source: str | None = None
     flags_failure: bool = False  # the contract has DSTest's failed() flag
 
@@ -95,7 +105,7 @@ def find_properties(contracts: Sequence[DeployedContract],
             elif function.name.startswith("invariant_"):
                 kind = "invariant"
             elif outputs == ["bool"]:
-                kind = "boolean"
+                kind = "must-revert" if function.name.startswith(REVERT_PREFIX) else "boolean"
             else:
                 continue
             has_flag = any(f.name == "failed" and not f.inputs
@@ -186,8 +196,6 @@ class PropertyOracle(Oracle):
         for prop in self.properties:
             if (prop.kind == "after") != after:
                 continue
-            if prop.kind != "optimization" and prop.key in self.failed:
-                continue
             selector = prop.function.selector
             if prop.kind in ("invariant", "after") and prop.flags_failure:
                 # DSTest's assertions and forge-std's fail() set a failed flag instead of
@@ -211,7 +219,7 @@ class PropertyOracle(Oracle):
                         self.best[prop.name] = (value, prefix)
                 continue
             failure = _failure(prop, outcome)
-            if failure is not None:
+            if failure is not None and prop.key not in self.failed:
                 self._pending.append((step, self._finding(prop, failure, prefix)))
 
     @staticmethod
@@ -267,6 +275,8 @@ class PropertyOracle(Oracle):
 
 def _failure(prop: Property, outcome: TxOutcome) -> str | None:
     """How the evaluation failed (None: it holds)."""
+    if prop.kind == "must-revert":
+        return None if not outcome.success else "did not revert"
     if not outcome.success:
         if not outcome.reverted:
             return f"failed ({outcome.error or 'error'})"

@@ -84,10 +84,16 @@ class FoundrySetUp:
 
 
 def set_up(compilations: Sequence[Compilation], contract: str | None,
-           config: ChainConfig | None = None) -> FoundrySetUp:
-    """Deploy the test contract, run ``setUp()``, seal; choose targets (module docstring)."""
+           config: ChainConfig | None = None,
+           senders: Sequence[int] | None = None) -> FoundrySetUp:
+    """Deploy the test contract, run ``setUp()``, seal; choose targets (module docstring).
+
+    ``senders`` replaces the chain's own as the senders of a test that names none.
+    """
     chain = TestChain(config)
-    test = chain.deploy(list(compilations), contract)
+    # As forge does: the test contract itself may exceed the contract size limits.
+    with chain.without_size_limits():
+        test = chain.deploy(list(compilations), contract)
     setup = next((f for f in test.abi.functions if f.name == "setUp" and not f.inputs), None)
     if setup is not None:
         recorder = TraceRecorder({"accounts"})
@@ -101,7 +107,7 @@ def set_up(compilations: Sequence[Compilation], contract: str | None,
         _register(chain, compilations, recorder.created)
     result = FoundrySetUp(chain, test)
     result.targets = _targets(chain, test, result.notes)
-    result.senders = _senders(chain, test)
+    result.senders = _senders(chain, test, senders)
     # A sender the test names pays for gas like the chain's own senders.
     for sender in result.senders:
         if chain.state.balance(sender) == 0:
@@ -212,8 +218,9 @@ def _targets(chain: TestChain, test: DeployedContract, notes: list[str]
     return targets
 
 
-def _senders(chain: TestChain, test: DeployedContract) -> list[int]:
+def _senders(chain: TestChain, test: DeployedContract,
+             default: Sequence[int] | None) -> list[int]:
     chosen = [_address(a) for a in _ask(chain, test, "targetSenders") or []]
     excluded = {_address(a) for a in _ask(chain, test, "excludeSenders") or []}
-    senders = chosen or [s.address for s in chain.senders]
+    senders = chosen or list(default or [s.address for s in chain.senders])
     return [s for s in senders if s not in excluded]

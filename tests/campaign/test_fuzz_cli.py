@@ -29,7 +29,8 @@ def test_fuzz_writes_summary_and_findings(tmp_path: Path) -> None:
     assert set(summary["prediction"]) >= {"attempts", "success", "fail"}
     [finding] = summary["findings"]
     assert set(finding) == {"oracle", "kind", "swc", "contract", "function", "pc", "source",
-                            "sequence", "execs_to_find", "time_to_find_s", "detail"}
+                            "sequence", "execs_to_find", "time_to_find_s", "detail",
+                            "original_sequence", "shrink"}  # shrunk: test_shrink.py
     assert finding["swc"] == "SWC-110" and finding["contract"] == "DerivedConstant"
     assert len(list((out / "findings").glob("*.json"))) == 1
     assert list((out / "corpus").glob("*.json"))
@@ -51,6 +52,11 @@ def test_fuzz_writes_summary_and_findings(tmp_path: Path) -> None:
     (["--aggressive-probability", "2"], "--aggressive-probability must be between 0 and 1"),
     (["--adaptive-share", "1.5"], "--adaptive-share must be between 0 and 1"),
     (["--max-sequence-length", "0"], "--max-sequence-length must be at least 1"),
+    (["--shrink-limit", "-1"], "--shrink-limit must be 0 or more"),
+    (["--sender", "alice"], "--sender 'alice' is not an address"),
+    (["--sender", "0x" + "1" * 41], "is not an address"),
+    (["--block-number", "-1"], "--block-number must be between 0 and 2**64 - 1"),
+    (["--block-time", str(1 << 64)], "--block-time must be between 0 and 2**64 - 1"),
 ])
 def test_bad_options_fail_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     proc = run_cli("fuzz", str(EXAMPLES / "Baz.sol"), "--out", str(tmp_path), *args)
@@ -187,3 +193,18 @@ def test_contracts_deployed_in_order_with_arguments(tmp_path: Path) -> None:
     assert last["args"][1] > 500
     bad = run_cli("fuzz", str(source), "--deploy-arg", "Nope=1", "--out", str(tmp_path / "b"))
     assert bad.returncode == 2 and "names no --deploy contract" in bad.stderr
+
+
+@needs_node
+def test_all_contracts_senders_and_first_block_reach_the_campaign(tmp_path: Path) -> None:
+    source = Path(__file__).resolve().parents[1] / "fixtures" / "harnesses" / "WholeSystem.sol"
+    out = tmp_path / "out"
+    proc = run_cli("fuzz", str(source), "--all-contracts", "--sender", "0x1234",
+                   "--block-number", "100", "--block-time", "200", "--execs", "2000",
+                   "--seed", "0", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    [finding] = json.loads((out / "summary.json").read_text())["findings"]
+    assert finding["function"] == "echidna_pool_not_empty"
+    last = finding["sequence"][-1]
+    assert (last["function"], last["to"]) == ("take(uint256)", "Pool")
+    assert {tx["sender"] for tx in finding["sequence"]} == {f"0x{0x1234:040x}"}

@@ -110,6 +110,17 @@ def test_block_deltas_skipped_when_code_ignores_them() -> None:
     assert kinds == {"arg", "sender"}
 
 
+def test_a_call_with_nothing_to_change_is_not_mutated() -> None:
+    # No arguments, no value, one sender, no block deltas: nothing to mutate in place.
+    bare = spec("noop()", [])
+    m = Mutator([bare], SENDERS[:1], Dictionary([], SENDERS[:1]))
+    m.reads_time = m.reads_number = False
+    case = (m.random_tx(bare, random.Random(1)),)
+    assert m.locations(case, 0) == []
+    assert m.mutate(case, random.Random(2)) is None
+    assert m.havoc(case, random.Random(3)) is None
+
+
 def test_same_seed_same_mutations() -> None:
     def run(seed: int) -> list[Any]:
         m, rng = mutator(), random.Random(seed)

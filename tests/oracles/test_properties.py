@@ -12,7 +12,9 @@ from secant.campaign.campaign import Campaign, CampaignConfig
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
 from secant.engine.fuzzer import FuzzConfig
+from secant.oracles.property import PropertyOracle
 from secant.targets.contract import ContractTarget
+from secant.types import Tx
 from tests.compile.conftest import needs_node
 from tests.packages import openzeppelin_modules
 
@@ -35,6 +37,11 @@ PROPERTY_CASES = [
      {"echidna_total_covers_my_balance"}, {"echidna_total_is_bounded"}),
     ("MedusaStyle.sol", "Machine", 0, 3000,
      {"property_never_stage_three"}, {"property_stage_at_most_three"}),
+    # echidna_revert_ properties must revert; a property broken at once (untouched) goes on
+    # being evaluated, so the search still finds the two-step door.
+    ("Conventions.sol", "Latches", 0, 2000,
+     {"echidna_untouched", "echidna_door_shut", "echidna_revert_unless_first"},
+     {"echidna_revert_always"}),
 ]
 
 
@@ -57,6 +64,36 @@ def test_boolean_properties(file: str, contract: str, seed: int, budget: int,
             assert finding["sequence"] and finding["oracle"] == "property"
             assert finding["detail"].endswith(f"after {len(finding['sequence'])} transaction"
                                               + ("s" if len(finding["sequence"]) > 1 else ""))
+
+
+@needs_node
+def test_a_failed_property_leaves_the_paths_of_other_cases_as_they_were() -> None:
+    # The corpus counts how often each path ran: a case's path must not change because
+    # another case broke a property (the old seeds would look unvisited for ever).
+    chain = TestChain.setup(compiled("Conventions.sol"), contract="Latches")
+    oracle = PropertyOracle(chain)
+    target = ContractTarget(chain)
+    target.step_observers = [oracle]
+    user = chain.sender("user1").address
+    turn = (Tx("turnFirst(int256)", (5,), user),)  # a wrong key: no property fails
+    before = target.run(turn)
+    assert oracle.check(before, None) == []
+    broken = target.run((Tx("touch()", (), user),))
+    assert [f.function for f in oracle.check(broken, None)] == ["echidna_untouched"]
+    after = target.run(turn)
+    assert after.path_id == before.path_id
+    assert oracle.check(after, None) == []
+    assert oracle.check(target.run((Tx("touch()", (), user),)), None) == []  # reported once
+
+
+@needs_node
+def test_with_nothing_to_call_the_deployed_state_is_judged() -> None:
+    summary = run("Conventions.sol", "Deployed", 0, 1000)
+    status = {p["function"]: p["status"] for p in summary["properties"]}  # type: ignore[attr-defined]
+    assert status == {"echidna_seed_is_seven": "passed", "echidna_seed_is_eight": "failed"}
+    [finding] = summary["findings"]  # type: ignore[misc]
+    assert finding["sequence"] == [] and finding["detail"].endswith("on the deployed state")
+    assert summary["execs"] == 1  # one run of the empty case, then nothing left to do
 
 
 @needs_node

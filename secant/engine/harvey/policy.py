@@ -90,8 +90,6 @@ class HarveyPolicy(Policy):
     name = "harvey"
 
     def __init__(self, space: InputSpace, schedule: PowerSchedule | None = None) -> None:
-        if not space.functions:
-            raise ValueError("no function to fuzz")
         self.space = space
         self.dictionary = space.dictionary
         self.mutator = Mutator(space.functions, space.senders, space.dictionary,
@@ -102,6 +100,7 @@ class HarveyPolicy(Policy):
         self._outstanding: Proposal | None = None
         self._next: Proposal | None = None
         self._rounds: Rounds | None = None
+        self._ended = False  # the loop ran out of things to propose
 
     def bind(self, fuzzer: Fuzzer) -> None:
         """Attach to the fuzzer: its rng, coverage and configuration."""
@@ -123,6 +122,8 @@ class HarveyPolicy(Policy):
         """The next input of the current round (a new round or RUNSEEDS when it is done)."""
         if self._next is None:
             if self._rounds is None:
+                if self._ended:
+                    return None
                 self._rounds = self._loop()
             self._next = next(self._rounds, None)
         proposal, self._next = self._next, None
@@ -142,8 +143,10 @@ class HarveyPolicy(Policy):
             try:
                 self._next = self._rounds.send((result, novelty))
             except StopIteration:
+                # The loop ends only when there is nothing more to propose.
                 self._next = None
                 self._rounds = None
+                self._ended = True
 
     def _learn_from(self, result: RunResult, novelty: Novelty) -> None:
         """Schedule, dictionary, data-flow, pool and adaptive-seed bookkeeping of a run."""
@@ -177,6 +180,11 @@ class HarveyPolicy(Policy):
     def _loop(self) -> Rounds:
         """RUNSEEDS while the corpus is empty, then one round after another."""
         fuzzer = self.fuzzer
+        if not self.mutator.functions:
+            # Nothing to call: the one case there is, the deployed state (its properties).
+            if not fuzzer.exhausted():
+                yield Proposal((), "init")
+            return
         while not fuzzer.exhausted():
             if not fuzzer.corpus.seeds:
                 for spec in self.mutator.functions:
