@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from secant.evm.analysis import analyze
+from secant.evm.constant_stack import peek, step
 from secant.evm.forks import Fork
 from secant.evm.opcodes import (
     CALL,
@@ -43,13 +44,10 @@ from secant.evm.opcodes import (
     JUMPDEST,
     JUMPI,
     OPS,
-    PUSH0,
     PUSH1,
     PUSH20,
     PUSH32,
     SELFDESTRUCT,
-    SWAP1,
-    SWAP16,
 )
 
 __all__ = ["CodeExits", "Site", "scan"]
@@ -58,7 +56,6 @@ __all__ = ["CodeExits", "Site", "scan"]
 _VALUE_OPERAND = {CALL: 2, CALLCODE: 2, CREATE: 0, CREATE2: 0}
 # Stack position of the account whose code a delegation runs.
 _TARGET_OPERAND = {DELEGATECALL: 1, CALLCODE: 1}
-_DUP1, _DUP16 = 0x80, 0x8F
 _SEGMENT_ENDS = HALTS | {JUMP, JUMPI}
 _NO_FALLTHROUGH = HALTS | {JUMP}
 _MAX_TRACKED = 64  # deeper stack items are unknown anyway; keeps the scan linear
@@ -140,22 +137,22 @@ def scan(code: bytes, code_hash: bytes, fork: Fork) -> CodeExits:
         elif previous in _NO_FALLTHROUGH:
             continue  # dead bytes: nothing falls or jumps here
         if op == JUMPI:
-            target = _peek(stack, 0)
+            target = peek(stack, 0)
             if target is not None and target > pc:
                 # A second JUMPI to the same place (a duplicated constant) may arrive with
                 # another stack: then nothing is known there.
                 carried[target] = ([] if target in carried
                                    else stack[:-2] if len(stack) >= 2 else [])
         if op in _VALUE_OPERAND or op == SELFDESTRUCT:
-            operand = _peek(stack, _VALUE_OPERAND[op]) if op in _VALUE_OPERAND else None
+            operand = peek(stack, _VALUE_OPERAND[op]) if op in _VALUE_OPERAND else None
             if operand != 0:
                 exits.append(Site(pc, op, operand, block_of.get(pc, pc)))
         if op in _TARGET_OPERAND:
-            delegations.append(Site(pc, op, _peek(stack, _TARGET_OPERAND[op]),
+            delegations.append(Site(pc, op, peek(stack, _TARGET_OPERAND[op]),
                                     block_of.get(pc, pc)))
         if op == PUSH20:
             addresses.add(value)
-        _step(stack, op, value)
+        step(stack, op, value, _MAX_TRACKED)
         if op in _SEGMENT_ENDS:
             stack = []
         previous = op
@@ -174,30 +171,3 @@ def _code_end(code: bytes) -> int:
     if 0 <= start < len(code) - 2 and code[start] in (0xA1, 0xA2, 0xA3):
         return start
     return len(code)
-
-
-def _peek(stack: list[int | None], depth: int) -> int | None:
-    """The abstract value ``depth`` items below the top (unknown past what is tracked)."""
-    return stack[-1 - depth] if depth < len(stack) else None
-
-
-def _step(stack: list[int | None], op: int, value: int) -> None:
-    """Apply one instruction to the abstract stack."""
-    if op == PUSH0 or PUSH1 <= op <= PUSH32:
-        stack.append(0 if op == PUSH0 else value)
-    elif _DUP1 <= op <= _DUP16:
-        stack.append(_peek(stack, op - _DUP1))
-    elif SWAP1 <= op <= SWAP16:
-        depth = op - SWAP1 + 1
-        while len(stack) <= depth:
-            stack.insert(0, None)
-        stack[-1], stack[-1 - depth] = stack[-1 - depth], stack[-1]
-    else:
-        info = OPS.get(op)
-        if info is None:
-            stack.clear()
-            return
-        del stack[max(0, len(stack) - info.pops):]
-        stack.extend([None] * info.pushes)
-    if len(stack) > _MAX_TRACKED:
-        del stack[:len(stack) - _MAX_TRACKED]

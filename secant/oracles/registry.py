@@ -15,17 +15,24 @@ from secant.engine.oracle import Oracle
 from secant.errors import SecantError
 from secant.oracles.arbitrary_write import ArbitraryWriteOracle
 from secant.oracles.assertion import AssertionOracle
+from secant.oracles.block_dependency import BlockDependencyOracle
+from secant.oracles.controlled_call import ControlledCallOracle
+from secant.oracles.controlled_delegatecall import ControlledDelegatecallOracle
 from secant.oracles.freezing import FreezingEtherOracle
 from secant.oracles.fuzz_test import FuzzTestOracle
 from secant.oracles.leaking import LeakingEtherOracle
 from secant.oracles.property import PropertyOracle
 from secant.oracles.suicidal import SuicidalOracle
+from secant.oracles.tx_origin import TxOriginOracle
+from secant.oracles.unchecked_call import UncheckedCallOracle
 
 OracleClass = type[Oracle]
 
 BUILTIN: tuple[OracleClass, ...] = (AssertionOracle, PropertyOracle, FuzzTestOracle,
                                      LeakingEtherOracle, SuicidalOracle, ArbitraryWriteOracle,
-                                     FreezingEtherOracle)
+                                     FreezingEtherOracle, UncheckedCallOracle,
+                                     BlockDependencyOracle, ControlledDelegatecallOracle,
+                                     ControlledCallOracle, TxOriginOracle)
 """The detectors secant ships, in the order ``--list-oracles`` shows them."""
 
 _REGISTRY: dict[str, OracleClass] = {cls.name: cls for cls in BUILTIN}

@@ -26,7 +26,15 @@ its oracles need, so nothing is paid for a recording nobody reads):
 * ``accounts``: contracts created and accounts that ran SELFDESTRUCT (``SelfdestructEvent``);
 * ``balances``: the ether balance of every known account after the case minus before it
   (the target computes it from the state at the end of a run);
-* ``transitions``: block-to-block transitions (``TransitionRecorder``, for CFG completion).
+* ``transitions``: block-to-block transitions (``TransitionRecorder``, for CFG completion);
+* ``dataflow``: taint labels (transaction input, block values, senders, call results) through
+  stack, memory and storage, with the labelled JUMPIs, the state changes and calls and the
+  JUMPIs guarding them, and what each caller did with a call's success flag
+  (``secant.targets.taint``). It steps every instruction, so it costs far more than the
+  others (docs/oracles.md), and the stepped tables report branch comparisons less exactly
+  than the traced ones (an ISZERO chain hides its comparison), which changes Harvey's
+  distances: the data-flow oracles replay candidate runs with it instead of asking a
+  campaign for it. ``dataflow_of`` gives an oracle the records of a run.
 
 ``checkpoint``/``restore`` save what a recorder holds after some transactions and bring it
 back later, so the prefix cache can skip re-running a test case's first transactions.
@@ -42,7 +50,15 @@ from typing import TYPE_CHECKING, Any
 from secant.abi import PANIC_SELECTOR
 from secant.evm.inspector import Inspector
 from secant.evm.opcodes import CREATE, CREATE2, HALTS, INVALID, JUMP, JUMPI, immediate_size
-from secant.types import BranchEvent
+from secant.targets.taint import (
+    Dataflow,
+    DataflowTracker,
+    FlowBranch,
+    FlowCall,
+    FlowFrame,
+    FlowSink,
+)
+from secant.types import BranchEvent, RunResult
 
 if TYPE_CHECKING:
     from secant.evm.frame import Frame
@@ -54,6 +70,8 @@ RECORDINGS = {
     "accounts": "contracts created and accounts that self-destructed",
     "balances": "each known account's ether balance after the case minus before it",
     "transitions": "block-to-block transitions (directed fuzzing completes its CFG)",
+    "dataflow": "taint of input, block values, senders and call results up to branches, "
+                "state changes and calls (steps every instruction)",
 }
 """The recordings a campaign can turn on, by name, with what each holds."""
 
@@ -170,6 +188,13 @@ class TraceRecorder(Inspector):
         self._record_accounts = "accounts" in wanted
         self.overrides: dict[int, int] = {}
         self.override_address: int | None = None
+        # The dataflow recording: a tracker fed every instruction (the stepped tables call
+        # ``on_step``, routed straight to the tracker); None while a side call runs.
+        self._taint = DataflowTracker() if "dataflow" in wanted else None
+        self._tracking = self._taint
+        if self._taint is not None:
+            self.wants_steps = True
+            self.on_step = self._taint.step  # type: ignore[method-assign]
         self.reset()
 
     def reset(self) -> None:
@@ -188,6 +213,12 @@ class TraceRecorder(Inspector):
         self.logs: list[LogEvent] = []
         self.created: list[int] = []
         self.selfdestructs: list[SelfdestructEvent] = []
+        # The dataflow recording's containers (``secant.targets.taint``), empty without it.
+        self.flow_frames: list[FlowFrame] = []
+        self.flow_branches: list[FlowBranch] = []
+        self.flow_sinks: list[FlowSink] = []
+        self.flow_calls: list[FlowCall] = []
+        self.flow_storage: dict[tuple[int, int], int] = {}
         self.tx = 0
         self._trails: list[list[int]] = [[] for _ in range(8)]
         # Messages started and not yet ended, for the calls recording.
@@ -240,11 +271,15 @@ class TraceRecorder(Inspector):
         self._record_panics = self._record_calls = self._record_logs = False
         self._record_accounts = False
         self.override_address = None
+        # No dataflow either: the side call runs on the plain traced tables.
+        tracking, steps = self._tracking, self.wants_steps
+        self._tracking, self.wants_steps = None, False
         try:
             yield
         finally:
             (self._record_panics, self._record_calls, self._record_logs,
              self._record_accounts, self.override_address) = saved
+            self._tracking, self.wants_steps = tracking, steps
 
     def objective(self, site: bytes, pc: int, taken: bool, relation: str, lhs: int,
                   rhs: int) -> None:
@@ -268,6 +303,14 @@ class TraceRecorder(Inspector):
         self.sstore_marks.append(len(self.sstores))
         self.overrides = overrides or {}
         self.override_address = override_address
+        if self._taint is not None:
+            self._taint.bind(self.dataflow, index)
+
+    @property
+    def dataflow(self) -> Dataflow:
+        """The dataflow recording's containers for the current case (empty without it)."""
+        return Dataflow(self.flow_frames, self.flow_branches, self.flow_sinks, self.flow_calls,
+                        self.flow_storage)
 
     # ------------------------------------------------------------------ hooks
     def on_message_start(
@@ -281,6 +324,8 @@ class TraceRecorder(Inspector):
         trails[depth] = []
         if self._record_calls and depth:
             self._open.append((kind, sender, target, code_address, value, data))
+        if self._tracking is not None:
+            self._tracking.message_start(kind, target, depth)
 
     def on_block(self, frame: Frame, pc: int) -> None:
         """Record the block for coverage and for the frame's trail."""
@@ -314,6 +359,8 @@ class TraceRecorder(Inspector):
         gas_left: int, error: str | None, frame: Frame | None,
     ) -> None:
         """Close the call record; keep panics (not those re-raised by a caller)."""
+        if self._tracking is not None:
+            self._tracking.message_end(depth, success, frame)
         if depth and self._open:
             kind, sender, to, code_address, value, data = self._open.pop()
             self.calls.append(CallEvent(self.tx, depth, kind, sender, target, code_address,
@@ -387,6 +434,24 @@ class TransitionRecorder(TraceRecorder):
         if trail:
             self.transitions.add((code_hash, trail[-1], pc))
         trail.append(pc)
+
+
+def dataflow_of(result: RunResult, post: object) -> Dataflow | None:
+    """The ``dataflow`` recording of ``result``, or None when the run did not record it.
+
+    A result that carries the records (a ``dataflow`` attribute) gives them; otherwise they
+    are read from the recorder of ``post`` (the contract target an oracle's ``check``
+    receives), provided that recorder still holds this very run: its containers are the
+    result's (``branches`` is the same list) until the target's next run.
+    """
+    found = getattr(result, "dataflow", None)
+    if isinstance(found, Dataflow):
+        return found
+    recorder = getattr(post, "recorder", None)
+    if (isinstance(recorder, TraceRecorder) and recorder._taint is not None
+            and recorder.branches is result.branches):
+        return recorder.dataflow
+    return None
 
 
 def make_recorder(recordings: Iterable[str]) -> TraceRecorder:

@@ -1,0 +1,106 @@
+"""Controlled call: the transaction's input chooses both whom a contract calls and what.
+
+The CALL counterpart of the controlled delegatecall (``secant.oracles.controlled_delegatecall``;
+the SWC registry has no entry of its own for it). A run shows one when a target contract
+executed a CALL or CALLCODE whose target address *and* function selector (the first four
+bytes of its input) were computed from transaction input: ``target.call(data)`` with both
+from the caller. Anyone who can do that makes the contract call any function of any
+contract in its own name: ``token.transfer(attacker, balance)`` on tokens the contract
+holds, ``approve``, or a call back into contracts that trust it.
+
+A call to an input address with a fixed selector (``IERC20(token).transferFrom(...)``) or
+with no data (paying a chosen account) is no finding, nor is a call with input data to a
+fixed address. Ratings as for the delegatecall: *certain* for a sender without any granted
+right, *likely* when the address or selector came out of storage, *possible* for the
+deployer or an account a trusted sender named (a multisig's or an owner's ``execute`` is a
+deliberate power). It looks only at targets with a CALL to a computed address with input
+that may not be empty, and replays a run with the dataflow recording only when a target
+called an address among the case's arguments with a selector found in one of its byte
+strings. Key: the code and pc of the CALL and the confidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from secant.chain.chain import TestChain
+from secant.evm.opcodes import CALL, CALLCODE, OPS
+from secant.oracles.flows import FlowOracle, call_sites
+from secant.oracles.rated import ether, function_name
+from secant.targets.contract import ContractRun
+from secant.targets.taint import INPUT, STORED, Dataflow
+from secant.types import Finding
+
+_CALLS = frozenset({CALL, CALLCODE})
+
+
+class ControlledCallOracle(FlowOracle):
+    """Reports calls whose callee and selector the input chose (see the module docstring)."""
+
+    name = "controlled-call"
+    swc = None
+    description = ("transaction input flows into both the target and the function selector "
+                   "of a CALL (an arbitrary external call)")
+    severity = "high"
+    confidence = "certain"
+
+    def relevant(self, chain: TestChain, codes: Iterable[tuple[bytes, bytes]]) -> bool:
+        """Some target CALLs a callee that is not a constant with input that may not be empty."""
+        return any(site.opcode in _CALLS and site.target is None and site.data_size != 0
+                   for code_hash, code in codes
+                   for site in call_sites(chain, code, code_hash))
+
+    def candidate(self, result: ContractRun) -> bool:
+        """A target called an argument of the case with a selector from the case."""
+        calls = [call for call in result.calls if call.kind in _CALLS
+                 and len(call.data) >= 4 and self.caller_of(call) in self.targets]
+        if not calls:
+            return False
+        ints, blobs = self.case_words(result.case)
+        return any(self.chosen(call.target, ints, blobs)
+                   and any(call.data[:4] in blob for blob in blobs) for call in calls)
+
+    def judge(self, result: ContractRun, flow: Dataflow) -> list[Finding]:
+        """A finding per call site of a target whose callee and selector the input chose."""
+        findings: list[Finding] = []
+        case = result.case
+        seen: set[tuple[object, ...]] = set()
+        for sink in flow.sinks:
+            if (sink.opcode not in _CALLS or not sink.target_labels & INPUT
+                    or not sink.selector_labels & INPUT):
+                continue
+            contract = self.contract(sink.code_hash)
+            if contract is None or sink.tx >= len(case):
+                continue
+            sender = case[sink.tx].sender
+            if self.privileged(result, sink.tx):
+                confidence = "possible"
+                why = (f"{self.who(sender)}, the deployer or an account a trusted sender "
+                       "named, chose them; an owner's or a multisig's execute function is "
+                       "a deliberate power")
+            elif (sink.target_labels | sink.selector_labels) & STORED:
+                confidence = "likely"
+                why = ("part of it came out of storage that a transaction of the case wrote "
+                       "from its input")
+            else:
+                confidence = "certain"
+                why = f"{self.who(sender)}, a sender without any granted right, chose them"
+            key = (self.name, sink.code_hash, sink.pc, confidence)
+            if key in seen:
+                continue
+            seen.add(key)
+            opcode = OPS[sink.opcode].name
+            paid = f" with {ether(sink.value)}" if sink.value else ""
+            place = self.place(contract, sink.pc)
+            detail = (f"{self.step(case[:sink.tx + 1], sink.tx)} made {contract.name} "
+                      f"{opcode} {self.who(sink.target)}{paid} at {place}, with both the "
+                      "callee and the function selector computed from transaction input: "
+                      f"the sender makes {contract.name} call any function of any contract "
+                      "in its name (move its tokens, approve spenders). "
+                      + self.rating(confidence, why))
+            findings.append(Finding(
+                kind=self.name, swc="", contract=contract.name,
+                function=function_name(case[sink.tx]), pc=sink.pc,
+                source=self.where(contract, sink.pc), detail=detail, key=key,
+                case=case[:sink.tx + 1], oracle=self.name))
+        return findings

@@ -1,0 +1,388 @@
+"""What the data-flow detectors share: when to look, the dataflow records, and wording.
+
+The detectors of unchecked calls, block-state dependency, controlled calls and
+delegatecalls and ``tx.origin`` authorisation judge the ``dataflow`` records of a run
+(``secant.targets.taint``): label sets of values and the JUMPIs guarding each state change
+and call. Recording them steps every instruction, which costs several times the traced
+run (docs/oracles.md), and the stepped tables report JUMPI comparisons less exactly than the
+traced ones (each instruction is its own unit, so an ``ISZERO`` chain hides the comparison
+behind it), which would change what Harvey's branch distances steer towards. So the
+campaign's runs stay as they are, and the records are made *lazily*:
+
+* a static look at the targets' runtime code decides whether the bug can exist there at
+  all (``relevant``: no DELEGATECALL, no controlled delegatecall); if not, the detector
+  needs no recording and never looks again;
+* otherwise it needs only the cheap ``calls`` recording, and for each run a precondition on
+  what the run shows anyway (``candidate``: a target's call failed, it paid ether, it
+  delegated to an address the case's arguments contain, ...) decides whether the records
+  are worth having;
+* then the case is replayed once on a second contract target over the same chain with the
+  ``dataflow`` recording (``replayed``), and every detector that asks about the same run
+  shares that replay. A run is deterministic, so the replay ends in the same state the run
+  left, and the campaign's target, its prefix cache and its recorder are not touched;
+* a run judged clean is remembered by what decides its labels (``clean_key``: the edges it
+  covered, the functions called in order, the storage slots written and the last
+  transaction's slots read), and a later candidate with the same key is not replayed:
+  labels move along the instructions a run executes and the slots it uses, not with the
+  values or the senders. A detector whose verdict depends on something else (whether a
+  call failed) opts out (``cache_clean``).
+
+A run whose target already records ``dataflow`` (a test, or a campaign that asks for it)
+is judged from its own records, without a replay. Only the code of target contracts (not
+attacker contracts) is judged; a library's code running by DELEGATECALL in a target's
+context counts as that library's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from weakref import WeakKeyDictionary
+
+from secant.chain.chain import TestChain
+from secant.chain.deploy import DeployedContract
+from secant.engine.oracle import PostState
+from secant.evm.analysis import analyze
+from secant.evm.constant_stack import peek, step
+from secant.evm.opcodes import (
+    CALL,
+    CALLCODE,
+    DELEGATECALL,
+    DUP1,
+    DUP16,
+    HALTS,
+    INVALID,
+    JUMP,
+    JUMPI,
+    OPS,
+    POP,
+    PUSH0,
+    PUSH1,
+    PUSH32,
+    REVERT,
+    STATICCALL,
+    SWAP1,
+    SWAP16,
+)
+from secant.oracles.rated import RatedOracle
+from secant.targets.contract import ContractRun, ContractTarget
+from secant.targets.taint import Dataflow, FlowBranch, label_names
+from secant.targets.trace import CallEvent, dataflow_of
+from secant.types import Finding, RunResult, TxSeq
+
+__all__ = ["CallSite", "FlowOracle", "call_sites", "code_opcodes", "replayed"]
+
+_OPCODES: dict[tuple[bytes, str], frozenset[int]] = {}
+_SITES: dict[tuple[bytes, str], tuple[CallSite, ...]] = {}
+_CALLS = {CALL: (1, 2, 4), CALLCODE: (1, 2, 4), DELEGATECALL: (1, None, 3),
+          STATICCALL: (1, None, 3)}  # stack positions of target, value, input size
+_FLAG_STEPS = 2048  # instructions followed after a call to see its flag tested
+_FLAG_PATHS = 16  # branches on something else than the flag, both sides followed
+_ADDRESS_BYTES = 20
+_CLEAN_LIMIT = 1 << 16  # clean keys remembered per detector (then forgotten at once)
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A CALL-family instruction and what a static look at its code proves.
+
+    ``target``, ``value`` and ``data_size`` are the operands' constants when pushed in the
+    same straight-line run (None: computed or loaded); ``checked`` says the success flag
+    surely decides a JUMPI on every path that goes on after the call (solc's high-level
+    calls, ``transfer``, ``require(ok)`` after a low-level call); ``block`` is the start
+    of the basic block the call ends (a run's coverage tells whether it ran).
+    """
+
+    pc: int
+    opcode: int
+    target: int | None
+    value: int | None
+    data_size: int | None
+    checked: bool
+    block: int
+
+
+def code_opcodes(chain: TestChain, code: bytes, code_hash: bytes) -> frozenset[int]:
+    """The opcodes of ``code``'s instructions, without solc's CBOR metadata (cached)."""
+    key = (code_hash, chain.fork.name)
+    found = _OPCODES.get(key)
+    if found is None:
+        end = _code_end(code)
+        found = _OPCODES[key] = frozenset(
+            op for pc, op, _ in analyze(code, code_hash, chain.fork).instructions if pc < end)
+    return found
+
+
+def call_sites(chain: TestChain, code: bytes, code_hash: bytes) -> tuple[CallSite, ...]:
+    """The CALL, CALLCODE, DELEGATECALL and STATICCALL sites of ``code`` (cached)."""
+    key = (code_hash, chain.fork.name)
+    found = _SITES.get(key)
+    if found is not None:
+        return found
+    analysis = analyze(code, code_hash, chain.fork)
+    end = _code_end(code)
+    ops = {pc: (op, value) for pc, op, value in analysis.instructions if pc < end}
+    sites: list[CallSite] = []
+    for start, instructions in analysis.blocks:
+        stack: list[int | None] = []
+        for pc, op, value in instructions:
+            if pc >= end:
+                break
+            if op in _CALLS:
+                target, paid, size = _CALLS[op]
+                checked = _flag_checked(ops, analysis.jumpdests, pc + 1)
+                sites.append(CallSite(pc, op, peek(stack, target),
+                                      peek(stack, paid) if paid is not None else 0,
+                                      peek(stack, size), checked, start))
+            step(stack, op, value)
+    found = _SITES[key] = tuple(sites)
+    return found
+
+
+Item = tuple[int | None, bool]  # (constant or None, derived from the call's flag)
+
+
+def _flag_checked(ops: dict[int, tuple[int, int]], jumpdests: frozenset[int],
+                  start: int) -> bool:
+    """Whether the flag a call pushes decides a JUMPI on every path that goes on.
+
+    Paths are followed from the instruction after the call with an abstract stack (the
+    flag on top, constants for jump targets): a JUMPI on a value derived from the flag
+    checks it; a JUMPI on anything else is followed both ways; a REVERT or INVALID ends a
+    path harmlessly (the call's effects are undone). Anything else that ends a path (a
+    STOP or RETURN, the flag dropped, a jump to an unknown place, the limits) leaves the
+    flag unchecked.
+    """
+    pending: list[tuple[int, list[Item]]] = [(start, [(None, True)])]
+    steps = forks = 0
+    while pending:
+        pc, stack = pending.pop()
+        while True:
+            steps += 1
+            entry = ops.get(pc)
+            if steps > _FLAG_STEPS or entry is None or not any(d for _, d in stack):
+                return False
+            op, value = entry
+            if op == REVERT or op == INVALID or op not in OPS:
+                break
+            if op in HALTS:
+                return False
+            if op == JUMP or op == JUMPI:
+                dest = stack.pop()[0] if stack else None
+                if op == JUMPI:
+                    condition = stack.pop() if stack else (None, False)
+                    if condition[1]:
+                        break  # the flag decides this branch
+                    forks += 1
+                    if dest is None or dest not in jumpdests or forks > _FLAG_PATHS:
+                        return False
+                    pending.append((dest, list(stack)))
+                    pc += 1
+                    continue
+                if dest is None:
+                    return False
+                if dest not in jumpdests:
+                    break  # an invalid jump halts exceptionally
+                pc = dest
+                continue
+            _flag_step(stack, op, value)
+            pc += 1 + OPS[op].immediate
+    return True
+
+
+def _flag_step(stack: list[Item], op: int, value: int) -> None:
+    if op == PUSH0 or PUSH1 <= op <= PUSH32:
+        stack.append((value if op != PUSH0 else 0, False))
+    elif DUP1 <= op <= DUP16:
+        depth = op - DUP1 + 1
+        stack.append(stack[-depth] if depth <= len(stack) else (None, False))
+    elif SWAP1 <= op <= SWAP16:
+        depth = op - SWAP1 + 1
+        while len(stack) <= depth:
+            stack.insert(0, (None, False))
+        stack[-1], stack[-1 - depth] = stack[-1 - depth], stack[-1]
+    elif op == POP:
+        if stack:
+            stack.pop()
+    else:
+        info = OPS[op]
+        popped = stack[max(0, len(stack) - info.pops):]
+        del stack[max(0, len(stack) - info.pops):]
+        derived = any(d for _, d in popped)
+        stack.extend([(None, derived)] * info.pushes)
+
+
+def _code_end(code: bytes) -> int:
+    """Where the instructions end: before solc's CBOR metadata when the code has it."""
+    if len(code) < 2:
+        return len(code)
+    length = int.from_bytes(code[-2:], "big")
+    start = len(code) - 2 - length
+    if 0 <= start < len(code) - 2 and code[start] in (0xA1, 0xA2, 0xA3):
+        return start
+    return len(code)
+
+
+# ---------------------------------------------------------------------- replays
+_REPLAYERS: WeakKeyDictionary[ContractTarget, ContractTarget] = WeakKeyDictionary()
+_LAST: list[tuple[RunResult, Dataflow | None]] = []  # the last run replayed, its records
+
+
+def replayed(result: RunResult, post: PostState | None) -> Dataflow | None:
+    """The dataflow records of ``result``, replaying its case once if need be.
+
+    The records come from ``post``'s own recorder when it records ``dataflow``; otherwise
+    the case runs again on a target of its own over ``post``'s chain, with the recording
+    (once per run, whichever detectors ask). None when ``post`` is no contract target, or
+    when the replay did not end as the run did.
+    """
+    found = dataflow_of(result, post)
+    if found is not None:
+        return found
+    if not isinstance(post, ContractTarget) or not isinstance(result, ContractRun):
+        return None
+    if _LAST and _LAST[0][0] is result:
+        return _LAST[0][1]
+    replayer = _REPLAYERS.get(post)
+    if replayer is None:
+        replayer = _REPLAYERS[post] = ContractTarget(post.chain, frozenset({"dataflow"}),
+                                                     path_scope=post.path_scope)
+    again = replayer.run(result.case)
+    same = [(o.success, o.gas_used) for o in again.outcomes] == [
+        (o.success, o.gas_used) for o in result.outcomes]
+    flow = replayer.recorder.dataflow if same else None
+    _LAST[:] = [(result, flow)]
+    return flow
+
+
+# ---------------------------------------------------------------------- the detectors
+class FlowOracle(RatedOracle):
+    """A rated detector on the dataflow records (see the module docstring).
+
+    Subclasses say where the bug can be (``relevant``), which runs may show it
+    (``candidate``) and what the records show (``judge``).
+    """
+
+    cache_clean = True
+
+    def __init__(self, chain: TestChain) -> None:
+        super().__init__(chain)
+        codes = [(code_hash, code) for code_hash, code in self.code_of.values()]
+        self.needs = frozenset({"calls"}) if self.relevant(chain, codes) else frozenset()
+        # Sites already reported (code hash, pc): their runs need no replay any more.
+        self.reported: set[tuple[bytes, int]] = set()
+        self.clean: set[int] = set()
+
+    def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
+        """The findings of one run: its records judged, when the run may show the bug."""
+        if not self.needs or not isinstance(result, ContractRun):
+            return []
+        flow = dataflow_of(result, post)
+        key = None
+        if flow is None:
+            if not self.candidate(result):
+                return []
+            if self.cache_clean:
+                key = self.clean_key(result)
+                if key in self.clean:
+                    return []
+            flow = replayed(result, post)
+            if flow is None:
+                return []
+        findings = self.judge(result, flow)
+        if not findings and key is not None:
+            if len(self.clean) >= _CLEAN_LIMIT:
+                self.clean.clear()
+            self.clean.add(key)
+        return findings
+
+    def judge(self, result: ContractRun, flow: Dataflow) -> list[Finding]:
+        """The findings the run's dataflow records show."""
+        return []
+
+    def clean_key(self, result: ContractRun) -> int:
+        """What decides the labels of a run (see the module docstring), as one number."""
+        return hash((frozenset(result.edges), tuple((tx.function, tx.to) for tx in result.case),
+                     frozenset(result.writes), frozenset((a, s) for _, a, s, _ in result.reads)))
+
+    def relevant(self, chain: TestChain, codes: Iterable[tuple[bytes, bytes]]) -> bool:
+        """Whether the targets' code (hash, runtime code) can show the bug at all."""
+        return True
+
+    def candidate(self, result: ContractRun) -> bool:
+        """Whether the run may show the bug (worth its dataflow records)."""
+        return True
+
+    # ------------------------------------------------------------------ preconditions
+    def sites_ran(self, result: RunResult) -> list[tuple[bytes, CallSite]]:
+        """The call sites of the targets' code whose block the case executed."""
+        blocks = result.blocks
+        return [(code_hash, site) for code_hash, code in self.code_of.values()
+                for site in call_sites(self.chain, code, code_hash)
+                if (code_hash, site.block) in blocks]
+
+    def caller_of(self, call: CallEvent) -> int:
+        """The account whose code made ``call`` (a DELEGATECALL runs in its target)."""
+        return call.target if call.kind == DELEGATECALL else call.sender
+
+    @staticmethod
+    def case_words(case: TxSeq) -> tuple[frozenset[int], tuple[bytes, ...]]:
+        """Every integer (addresses included) and every byte string among the arguments."""
+        ints: set[int] = set()
+        blobs: list[bytes] = []
+        pending: list[object] = [tx.args for tx in case]
+        while pending:
+            value = pending.pop()
+            if isinstance(value, bool):
+                continue
+            if isinstance(value, int):
+                ints.add(value)
+            elif isinstance(value, bytes | bytearray):
+                blobs.append(bytes(value))
+            elif isinstance(value, str):
+                blobs.append(value.encode())
+            elif isinstance(value, tuple | list):
+                pending.extend(value)
+        return frozenset(ints), tuple(blobs)
+
+    @staticmethod
+    def chosen(address: int, ints: frozenset[int], blobs: tuple[bytes, ...]) -> bool:
+        """Whether ``address`` is among the case's arguments (or inside a byte string)."""
+        if address in ints:
+            return True
+        raw = address.to_bytes(_ADDRESS_BYTES, "big")
+        return any(raw in blob for blob in blobs)
+
+    # ------------------------------------------------------------------ judging
+    def judged(self, flow: Dataflow, result: RunResult, tx: int, frame: int) -> bool:
+        """Whether what frame ``frame`` of transaction ``tx`` did stands (both succeeded)."""
+        outcomes = result.outcomes
+        return tx < len(outcomes) and outcomes[tx].success and flow.completed(frame)
+
+    def contract(self, code_hash: bytes) -> DeployedContract | None:
+        """The target contract whose runtime code has ``code_hash`` (None: not a target)."""
+        return self.codes.get(code_hash)
+
+    def place(self, contract: DeployedContract, pc: int) -> str:
+        """``Bank.sol:12`` when a source map says, else ``pc 120 of Bank``."""
+        return self.where(contract, pc) or f"pc {pc} of {contract.name}"
+
+    def branch_places(self, branches: list[FlowBranch], mask: int) -> str:
+        """``the JUMPI at Bank.sol:12 (on block.timestamp)`` for each branch, joined."""
+        parts = []
+        for branch in branches:
+            owner = self.contract(branch.code_hash)
+            where = self.place(owner, branch.pc) if owner is not None else f"pc {branch.pc}"
+            names = ", ".join(label_names(branch.labels & mask))
+            parts.append(f"the JUMPI at {where} (on {names})")
+        return "; ".join(dict.fromkeys(parts))
+
+    def privileged(self, result: RunResult, tx: int) -> bool:
+        """Whether the sender of transaction ``tx`` is the deployer or was named by one.
+
+        Such a sender choosing a callee (an owner's upgrade, a multisig's execution) uses a
+        power it was given on purpose.
+        """
+        case, outcomes = result.case, result.outcomes
+        sender = case[tx].sender
+        return sender == self.deployer or self.granted(case, outcomes, tx, frozenset({sender}))

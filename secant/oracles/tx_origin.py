@@ -1,0 +1,106 @@
+"""Authorisation through tx.origin (SWC-115): ``tx.origin`` decides who may change state.
+
+A run shows it when a target contract changed state (an SSTORE, a CALL or CALLCODE that
+sent ether, a SELFDESTRUCT) in a frame and a transaction that succeeded, and a JUMPI
+guarding that change (``secant.targets.taint``) tests an ``EQ`` of ``tx.origin`` with
+something other than the frame's own ``msg.sender``: ``require(tx.origin == owner)``.
+Any contract the owner calls can then act as the owner (a phishing contract forwards the
+owner's call to ``withdraw``).
+
+``require(tx.origin == msg.sender)`` (only externally owned accounts may call) compares
+the origin with the caller and is no finding; neither is a test of ``tx.origin`` that
+guards nothing (an event). The comparison and what it guards are both seen in the run, so
+the finding is *certain*. It looks only at targets that read ``tx.origin``, and replays a
+run with the dataflow recording only when a target wrote storage or paid ether in a
+transaction that succeeded. Key: the code and pc of the guarding JUMPI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from secant.chain.chain import TestChain
+from secant.evm.opcodes import CALL, CALLCODE, ORIGIN, SELFDESTRUCT, SSTORE
+from secant.oracles.flows import FlowOracle, code_opcodes
+from secant.oracles.rated import ether, function_name
+from secant.targets.contract import ContractRun
+from secant.targets.taint import ORIGIN_CHECK, Dataflow, FlowSink
+from secant.types import Finding
+
+
+class TxOriginOracle(FlowOracle):
+    """Reports state changes that a tx.origin comparison guards (module docstring)."""
+
+    name = "tx-origin"
+    swc = "SWC-115"
+    description = ("a JUMPI comparing tx.origin with something other than msg.sender guards "
+                   "a state change or an ether transfer")
+    severity = "medium"
+    confidence = "certain"
+
+    def relevant(self, chain: TestChain, codes: Iterable[tuple[bytes, bytes]]) -> bool:
+        """Some target reads ORIGIN."""
+        return any(ORIGIN in code_opcodes(chain, code, code_hash) for code_hash, code in codes)
+
+    def candidate(self, result: ContractRun) -> bool:
+        """A target wrote storage or paid ether in a transaction that succeeded."""
+        outcomes = result.outcomes
+        marks = result.write_marks
+        for index, outcome in enumerate(outcomes):
+            if not outcome.success:
+                continue
+            end = marks[index + 1] if index + 1 < len(marks) else len(result.writes)
+            start = marks[index] if index < len(marks) else end
+            if any(code_hash in self.codes for code_hash, _, _ in result.writes[start:end]):
+                return True
+        return any(call.kind in (CALL, CALLCODE) and call.value and call.success
+                   and self.caller_of(call) in self.targets
+                   and call.tx < len(outcomes) and outcomes[call.tx].success
+                   for call in result.calls)
+
+    def judge(self, result: ContractRun, flow: Dataflow) -> list[Finding]:
+        """A finding per tx.origin check of a target that guarded a change in this run."""
+        findings: list[Finding] = []
+        case = result.case
+        seen: set[tuple[bytes, int]] = set()
+        for sink in flow.sinks:
+            if not _changes_state(sink):
+                continue
+            contract = self.contract(sink.code_hash)
+            if contract is None or not self.judged(flow, result, sink.tx, sink.frame):
+                continue
+            for guard in flow.guards_with(sink, ORIGIN_CHECK):
+                if (guard.code_hash, guard.pc) in seen:
+                    continue
+                seen.add((guard.code_hash, guard.pc))
+                owner = self.contract(guard.code_hash) or contract
+                check_at = self.place(owner, guard.pc)
+                change = _change(sink, self.who)
+                detail = (f"{self.step(case[:sink.tx + 1], sink.tx)} passed the check at "
+                          f"{check_at}, which compares tx.origin with something other than "
+                          f"msg.sender, and then {contract.name} {change} at "
+                          f"{self.place(contract, sink.pc)}: any contract "
+                          f"{self.who(case[sink.tx].sender)} calls can do the same in its "
+                          "name. " + self.rating(self.confidence, "the comparison and the "
+                                                 "change it guards both ran"))
+                findings.append(Finding(
+                    kind=self.name, swc=self.swc or "", contract=owner.name,
+                    function=function_name(case[sink.tx]), pc=guard.pc,
+                    source=self.where(owner, guard.pc), detail=detail,
+                    key=(self.name, guard.code_hash, guard.pc), case=case[:sink.tx + 1],
+                    oracle=self.name))
+        return findings
+
+
+def _changes_state(sink: FlowSink) -> bool:
+    if sink.opcode == SSTORE or sink.opcode == SELFDESTRUCT:
+        return True
+    return sink.opcode in (CALL, CALLCODE) and bool(sink.value) and sink.success
+
+
+def _change(sink: FlowSink, who: Callable[[int], str]) -> str:
+    if sink.opcode == SSTORE:
+        return f"wrote storage slot 0x{sink.target:x}"
+    if sink.opcode == SELFDESTRUCT:
+        return f"self-destructed in favour of {who(sink.target)}"
+    return f"sent {ether(sink.value)} to {who(sink.target)}"

@@ -1,0 +1,299 @@
+"""The data-flow oracles on real campaigns and hand-written cases.
+
+Table-driven like tests/oracles/test_vulnerabilities.py (its ``Case`` and campaign helpers,
+fixtures under tests/fixtures/vulnerabilities/dataflow): every vulnerable fixture is found
+within a fixed seed and a small execution budget, and each near miss stays silent, both in
+a campaign and on a hand-written case that runs the risky code.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from secant.abi import function_selector
+from secant.chain.chain import TestChain
+from secant.evm.analysis import analyze
+from secant.evm.crypto import keccak256
+from secant.evm.opcodes import CALL, DELEGATECALL, SSTORE
+from secant.oracles import flows, registry
+from secant.oracles.flows import FlowOracle
+from secant.targets.contract import ContractTarget
+from secant.targets.taint import BLOCK, INPUT, ORIGIN_CHECK, Dataflow
+from secant.targets.trace import dataflow_of
+from secant.types import Finding, RunResult, Tx
+from tests.compile.conftest import needs_node
+from tests.oracles.test_vulnerabilities import ETHER, Case, campaign_of, chain_of, line_of
+
+DF = "dataflow/"
+
+# Budgets are about three times the executions the seed needs today (at least a few
+# hundred); the comment after each case says how many it takes.
+VULNERABLE = [
+    # SWC-104: a send whose result is dropped, and an old-style call.value()().
+    Case(DF + "IgnoredSend.sol", "PayoutBook", "unchecked-call", 0, 300,
+         marker="who.send(amount)", confidence="likely"),  # 34 (a send of 0 wei first)
+    Case(DF + "LegacyRefund.sol", "RefundDesk", "unchecked-call", 0, 300,
+         marker="to.call.value(paid)()", confidence="likely"),  # 5
+    # SWC-116/120: a payout on the timestamp, and one on a block number kept in storage.
+    Case(DF + "BlockLottery.sol", "SevenSeconds", "block-dependency", 0, 300, ETHER,
+         marker="payable(msg.sender).transfer", confidence="likely"),  # 3
+    Case(DF + "StoredDraw.sol", "NumberRaffle", "block-dependency", 0, 300, ETHER,
+         marker="payable(msg.sender).transfer", confidence="likely"),  # 98
+    # SWC-112: a delegatecall to the caller's module.
+    Case(DF + "PluginHost.sol", "PluginHost", "controlled-delegatecall", 0, 300,
+         marker="module.delegatecall(data)"),  # 1
+    # Controlled call: a relay that calls what the sender says.
+    Case(DF + "Relay.sol", "Relay", "controlled-call", 0, 300,
+         marker="to.call(data)"),  # 1
+    # SWC-115: the owner checked with tx.origin.
+    Case(DF + "OriginOwner.sol", "OriginWallet", "tx-origin", 0, 300, ETHER,
+         marker="require(tx.origin == owner"),  # 10
+]
+
+SAFE = [
+    Case(DF + "CheckedSend.sol", "CheckedPayoutBook", "unchecked-call", budget=300),
+    Case(DF + "DepositLog.sol", "DepositLog", "block-dependency", budget=300, value=ETHER),
+    Case(DF + "LibraryTally.sol", "Scoreboard", "controlled-delegatecall", budget=300),
+    Case(DF + "TokenPull.sol", "TokenPull", "controlled-call", budget=300),
+    Case(DF + "EoaOnly.sol", "EoaCounter", "tx-origin", budget=300),
+]
+
+# The instructions whose every site in the near miss's code the campaign must have run.
+RISKY = {"unchecked-call": {CALL}, "block-dependency": {CALL},
+         "controlled-delegatecall": {DELEGATECALL}, "controlled-call": {CALL},
+         "tx-origin": {SSTORE}}
+
+
+@needs_node
+@pytest.mark.parametrize("case", VULNERABLE, ids=[case.id for case in VULNERABLE])
+def test_a_vulnerable_contract_is_found(case: Case) -> None:
+    chain = chain_of(case)
+    campaign = campaign_of(case, chain, case.contract)
+    campaign.run()
+    findings = [f for f in campaign.findings.values() if f.contract == case.contract]
+    assert findings, f"{case.id}: nothing within {case.budget} executions"
+    finding = findings[0]
+    oracle = campaign.oracles[0]
+    assert isinstance(oracle, FlowOracle) and oracle.needs == {"calls"}
+    assert finding.oracle == finding.kind == case.oracle
+    assert finding.swc in ((oracle.swc or ""), "SWC-120")
+    assert finding.case and finding.sequence and finding.execs_to_find <= case.budget
+    assert f"Severity {oracle.severity}, confidence " in finding.detail
+    assert finding.source is not None
+    assert finding.source.endswith(f"{case.file.split('/')[-1]}:{line_of(case)}")
+    # The finding's case shows the bug again on a fresh chain, with a fresh oracle.
+    fresh = chain_of(case)
+    [again] = registry.build(fresh, [case.oracle])
+    target = ContractTarget(fresh, again.needs | {"panics"})
+    replayed = again.check(target.run(finding.case), target)
+    assert finding.key in {f.key for f in replayed}
+
+
+@needs_node
+@pytest.mark.parametrize("case", SAFE, ids=[case.id for case in SAFE])
+def test_a_near_miss_is_not_reported(case: Case) -> None:
+    chain = chain_of(case)
+    campaign = campaign_of(case, chain, None)
+    summary = campaign.run()
+    assert summary["findings"] == []
+    # The risky code did run: the verdict is the oracle's, not a lack of coverage.
+    assert chain.main is not None
+    code = chain.code_at(chain.main.address)
+    code_hash = keccak256(code)
+    sites = [(start, pc) for start, instructions in analyze(code, code_hash, chain.fork).blocks
+             for pc, op, _ in instructions if op in RISKY[case.oracle]]
+    covered = campaign.fuzzer.coverage.blocks
+    assert sites and all((code_hash, start) in covered for start, _ in sites)
+
+
+# ---------------------------------------------------------------------- hand-written cases
+Step = tuple[str, str, tuple[object, ...], int, int]  # sender, function, args, value, time
+
+
+def address(chain: TestChain, name: object) -> object:
+    """A sender or attacker contract by name; anything else as it is."""
+    if not isinstance(name, str):
+        return name
+    if name in ("normal", "reentrancy"):
+        return chain.attacker(name).address
+    return chain.sender(name).address
+
+
+def case_of(chain: TestChain, steps: list[Step]) -> tuple[Tx, ...]:
+    return tuple(Tx(function, tuple(address(chain, a) for a in args),
+                    chain.sender(sender).address, value, time=time)
+                 for sender, function, args, value, time in steps)
+
+
+def replay(case: Case, steps: list[Step], force: bool = False
+           ) -> tuple[list[Finding], Dataflow]:
+    """The oracle's findings on one hand-written case, and the run's dataflow records.
+
+    The target records the data flow itself (no replay); ``force`` makes the oracle judge
+    even where its static look says the bug cannot be there.
+    """
+    chain = chain_of(case)
+    [oracle] = registry.build(chain, [case.oracle])
+    assert isinstance(oracle, FlowOracle)
+    if force:
+        oracle.needs = frozenset({"calls"})
+    target = ContractTarget(chain, frozenset({"dataflow", "calls", "panics"}))
+    result = target.run(case_of(chain, steps))
+    flow = dataflow_of(result, target)
+    assert flow is not None
+    return oracle.check(result, target), flow
+
+
+@needs_node
+def test_a_checked_send_is_no_finding_and_needs_no_recording() -> None:
+    safe = SAFE[0]
+    chain = chain_of(safe)
+    [oracle] = registry.build(chain, [safe.oracle])
+    assert oracle.needs == frozenset()  # every flag is tested right after its call
+    steps: list[Step] = [("user1", "credit(address)", ("normal",), 1000, 0),
+                         ("user1", "payOut(address)", ("normal",), 0, 0)]
+    findings, flow = replay(safe, steps, force=True)
+    [call] = [c for c in flow.calls if c.opcode == CALL]
+    assert not call.success and call.checked == "branch" and findings == []
+    # The same steps on the unchecked book: certain, since ether stayed behind.
+    [finding], flow = replay(VULNERABLE[0], steps)
+    [call] = flow.calls
+    assert not call.success and call.checked == "" and call.value == 1000
+    assert "confidence certain" in finding.detail and "1000 wei stayed" in finding.detail
+
+
+@needs_node
+def test_a_successful_or_reverted_send_is_no_finding() -> None:
+    book = VULNERABLE[0]
+    # Paid to an account that takes it: the call worked.
+    findings, flow = replay(book, [("user1", "credit(address)", ("user2",), 1000, 0),
+                                   ("user1", "payOut(address)", ("user2",), 0, 0)])
+    assert findings == [] and [c.success for c in flow.calls] == [True]
+
+
+@needs_node
+def test_a_stored_timestamp_that_decides_nothing_is_no_finding() -> None:
+    log = SAFE[1]
+    steps: list[Step] = [("user1", "deposit()", (), ETHER, 0),
+                         ("user1", "withdraw(uint256)", (1000,), 0, 7200)]
+    findings, flow = replay(log, steps)
+    assert findings == []
+    # The timestamp reached storage and the `if`, but not the payout's guards.
+    [payout] = [s for s in flow.sinks if s.opcode == CALL and s.value == 1000]
+    assert not payout.value_labels & BLOCK and not flow.guard_labels(payout) & BLOCK
+    assert any(s.opcode == SSTORE and s.value_labels & BLOCK for s in flow.sinks)
+    late = [s for s in flow.sinks if s.opcode == SSTORE and flow.guard_labels(s) & BLOCK]
+    assert len(late) == 1  # lateWithdrawals += 1, inside the if
+
+
+@needs_node
+def test_a_block_number_decides_a_payout_through_storage() -> None:
+    raffle = VULNERABLE[3]
+    chain = chain_of(raffle)
+    odd = chain.env.number % 2 == 0  # a block advanced before `enter` makes it odd
+    steps: list[Step] = [("user1", "enter()", (), 0, 0), ("user2", "draw()", (), 0, 0)]
+    txs = [Tx(f, (), chain.sender(s).address, v, 1 if odd and f == "enter()" else 0, t)
+           for s, f, _, v, t in steps]
+    [oracle] = registry.build(chain, [raffle.oracle])
+    target = ContractTarget(chain, oracle.needs | {"dataflow"})
+    result = target.run(tuple(txs))
+    [finding] = oracle.check(result, target)
+    assert finding.swc == "SWC-116" and "block.number" in finding.detail
+    assert "transaction 2 of 2" in finding.detail
+    # Nothing read the block number in the second transaction: storage carried it.
+    flow = dataflow_of(result, target)
+    assert flow is not None and flow.storage == {}  # draw() zeroed the ticket
+
+
+@needs_node
+def test_a_delegatecall_to_a_linked_library_is_no_finding() -> None:
+    tally = SAFE[2]
+    findings, flow = replay(tally, [("attacker1", "record(uint256)", (5,), 0, 0)])
+    [delegation] = [s for s in flow.sinks if s.opcode == DELEGATECALL]
+    assert findings == [] and delegation.target_labels == 0
+    # The library's writes carry the input it was handed.
+    assert any(s.opcode == SSTORE and s.value_labels & INPUT for s in flow.sinks)
+    host = VULNERABLE[4]
+    [finding] = replay(host, [("deployer", "run(address,bytes)", ("user1", b""), 0, 0)])[0]
+    assert "confidence possible" in finding.detail  # the deployer's own choice
+
+
+@needs_node
+def test_a_fixed_selector_to_a_chosen_token_is_no_controlled_call() -> None:
+    pull = SAFE[3]
+    findings, flow = replay(pull, [("attacker1", "pull(address,uint256)", ("normal", 5), 0,
+                                    0)])
+    [call] = [s for s in flow.sinks if s.opcode == CALL]
+    assert findings == [] and call.target_labels & INPUT and not call.selector_labels & INPUT
+    relay = VULNERABLE[5]
+    transfer = function_selector("transfer(address,uint256)") + bytes(64)
+    [finding] = replay(relay, [("attacker1", "forward(address,bytes)", ("user1", transfer),
+                                0, 0)])[0]
+    assert "confidence certain" in finding.detail
+    # Paying a chosen account without data is no controlled call either.
+    assert replay(relay, [("attacker1", "forward(address,bytes)", ("user1", b""), 0, 0)]
+                  )[0] == []
+
+
+@needs_node
+def test_origin_against_sender_or_guarding_nothing_is_no_finding() -> None:
+    counter = SAFE[4]
+    findings, flow = replay(counter, [("deployer", "bump()", (), 0, 0),
+                                      ("deployer", "ping()", (), 0, 0),
+                                      ("deployer", "reset()", (), 0, 0)])
+    assert findings == []
+    checks = [b for b in flow.branches if b.labels & ORIGIN_CHECK]
+    assert len(checks) == 1  # ping's `if (tx.origin == owner)`, which guards no change
+    wallet = VULNERABLE[6]
+    [finding] = replay(wallet, [("deployer", "setOwner(address)", ("user1",), 0, 0)])[0]
+    assert "wrote storage slot 0x0" in finding.detail
+    # A sender that is not the owner fails the check: nothing changed, nothing reported.
+    assert replay(wallet, [("user1", "setOwner(address)", ("user1",), 0, 0)])[0] == []
+
+
+@needs_node
+def test_a_lazy_replay_judges_as_the_recording_does_and_leaves_the_run_alone() -> None:
+    wallet = VULNERABLE[6]
+    steps: list[Step] = [("user1", "setOwner(address)", ("user1",), 0, 0),
+                         ("deployer", "pay(address,uint256)", ("user2", 10), 0, 0),
+                         ("deployer", "setOwner(address)", ("user1",), 0, 0)]
+    eager, _ = replay(wallet, steps)
+    chain = chain_of(wallet)
+    [oracle] = registry.build(chain, [wallet.oracle])
+    target = ContractTarget(chain, oracle.needs | {"panics"})
+    assert "dataflow" not in target.recordings and not target.recorder.wants_steps
+    result = target.run(case_of(chain, steps))
+    branches, state = list(result.branches), chain.state.storage_at(chain.main.address, 0)
+    lazy = oracle.check(result, target)
+    assert sorted(f.key for f in lazy) == sorted(f.key for f in eager) and len(lazy) == 2
+    # The campaign's run is untouched and the chain ends where the run left it.
+    assert result.branches == branches and target.recorder.flow_sinks == []
+    assert chain.state.storage_at(chain.main.address, 0) == state
+    # A run that cannot show the bug is not replayed at all.
+    quiet = target.run(case_of(chain, [("user1", "setOwner(address)", ("user1",), 0, 0)]))
+    assert not oracle.candidate(quiet) and oracle.check(quiet, target) == []
+
+
+@needs_node
+def test_a_run_like_one_judged_clean_is_not_replayed(monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = SAFE[4]
+    chain = chain_of(counter)
+    [oracle] = registry.build(chain, [counter.oracle])
+    assert isinstance(oracle, FlowOracle)
+    target = ContractTarget(chain, oracle.needs)
+    calls: list[int] = []
+    real = flows.replayed
+
+    def counting(result: RunResult, post: object) -> Dataflow | None:
+        calls.append(1)
+        return real(result, post)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(flows, "replayed", counting)
+    bump = case_of(chain, [("user1", "bump()", (), 0, 0)])
+    assert oracle.check(target.run(bump), target) == [] and len(calls) == 1
+    # The same path and slots by another sender: judged clean already.
+    other = case_of(chain, [("user2", "bump()", (), 0, 0)])
+    assert oracle.check(target.run(other), target) == [] and len(calls) == 1
+    # A new path (reset after bump) is replayed.
+    longer = case_of(chain, [("user2", "bump()", (), 0, 0), ("deployer", "reset()", (), 0, 0)])
+    assert oracle.check(target.run(longer), target) == [] and len(calls) == 2
