@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from secant.abi import AbiFunction
 from secant.campaign.shrink import ShrinkSpace
+from secant.chain.attackers import AttackerKind
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.engine.corpus import Seed
@@ -37,7 +38,8 @@ from secant.engine.values import vtype
 from secant.errors import SecantError
 from secant.evm.analysis import analyze
 from secant.evm.crypto import keccak256
-from secant.evm.opcodes import NUMBER, TIMESTAMP
+from secant.evm.opcodes import CALL, GAS, NUMBER, TIMESTAMP
+from secant.oracles.flows import call_sites
 from secant.oracles.property import PROPERTY_PREFIXES, is_property_name
 from secant.oracles.registry import recordings
 from secant.targets.contract import ContractTarget, StepObserver
@@ -156,6 +158,43 @@ def target_codes(chain: TestChain) -> dict[bytes, tuple[DeployedContract, bytes]
     return codes
 
 
+def default_senders(chain: TestChain,
+                    codes: dict[bytes, tuple[DeployedContract, bytes]]) -> list[int]:
+    """The chain's five senders, and its reentrancy attacker contract when it can matter.
+
+    A transaction "sent" by the attacker contract reaches the target through the
+    contract's ``attack`` (``ContractTarget`` relays it), so the target sees a contract
+    as ``msg.sender`` whose fallback calls it back (sFuzz's attacker). That is worth a
+    sender only when some target calls a computed address with all its remaining gas (a
+    ``msg.sender.call``, a call of a stored contract): code that never calls out, or pays
+    only with ``transfer``/``send``'s 2300 gas, cannot be re-entered, and one more sender
+    would only thin out the others (measured: a leaking-ether fixture found with 3 of 4
+    seeds by the five senders, 1 of 4 with a sixth).
+    """
+    senders = [s.address for s in chain.senders]
+    attacker = next((c for c in chain.attacker_contracts
+                     if c.kind == AttackerKind.REENTRANCY), None)
+    if attacker is not None and any(_calls_out(chain, code_hash, code)
+                                    for code_hash, (_, code) in codes.items()):
+        senders.append(attacker.address)
+    return senders
+
+
+def _calls_out(chain: TestChain, code_hash: bytes, code: bytes) -> bool:
+    """Whether ``code`` has a CALL to a computed address that forwards all the gas left.
+
+    solc pushes the gas operand last, so such a call is a GAS right before the CALL
+    (``transfer`` and ``send`` compute a 2300 stipend instead).
+    """
+    computed = {site.pc for site in call_sites(chain, code, code_hash)
+                if site.opcode == CALL and site.target is None}
+    if not computed:
+        return False
+    instructions = analyze(code, code_hash, chain.fork).instructions
+    return any(pc in computed and instructions[i - 1][1] == GAS
+               for i, (pc, _, _) in enumerate(instructions) if i)
+
+
 def input_space(chain: TestChain, specs: Sequence[FunctionSpec],
                 codes: dict[bytes, tuple[DeployedContract, bytes]],
                 senders: Sequence[int] | None = None,
@@ -168,13 +207,16 @@ def input_space(chain: TestChain, specs: Sequence[FunctionSpec],
     constants: list[int] = []
     for _, code in codes.values():
         constants.extend(code_constants(code))
-    senders = list(senders) if senders else [s.address for s in chain.senders]
+    senders = list(senders) if senders else default_senders(chain, codes)
     addresses = senders + [c.address for c in chain.contracts]
     opcodes = {op for code_hash, (_, code) in codes.items()
                for _, op, _ in analyze(code, code_hash, chain.fork).instructions}
-    # msg.value can go up to what a sender holds (a crowdsale's goal may be large).
+    # msg.value can go up to what a sender holds (a crowdsale's goal may be large); an
+    # attacker contract's value is paid by the account that relays its transaction.
+    relays = {c.address for c in chain.attacker_contracts}
+    payers = [s for s in senders if s not in relays] or [chain.deployer.address]
     return InputSpace(list(specs), senders, Dictionary(constants, addresses),
-                      max_value=min(chain.balance(s) for s in senders),
+                      max_value=min(chain.balance(s) for s in payers),
                       reads_time=block_steps and TIMESTAMP in opcodes,
                       reads_number=block_steps and NUMBER in opcodes)
 

@@ -22,6 +22,7 @@ from secant.oracles.freezing import FreezingEtherOracle
 from secant.oracles.fuzz_test import FuzzTestOracle
 from secant.oracles.leaking import LeakingEtherOracle
 from secant.oracles.property import PropertyOracle
+from secant.oracles.reentrancy import ReentrancyOracle
 from secant.oracles.suicidal import SuicidalOracle
 from secant.oracles.tx_origin import TxOriginOracle
 from secant.oracles.unchecked_call import UncheckedCallOracle
@@ -32,7 +33,7 @@ BUILTIN: tuple[OracleClass, ...] = (AssertionOracle, PropertyOracle, FuzzTestOra
                                      LeakingEtherOracle, SuicidalOracle, ArbitraryWriteOracle,
                                      FreezingEtherOracle, UncheckedCallOracle,
                                      BlockDependencyOracle, ControlledDelegatecallOracle,
-                                     ControlledCallOracle, TxOriginOracle)
+                                     ControlledCallOracle, TxOriginOracle, ReentrancyOracle)
 """The detectors secant ships, in the order ``--list-oracles`` shows them."""
 
 _REGISTRY: dict[str, OracleClass] = {cls.name: cls for cls in BUILTIN}

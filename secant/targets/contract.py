@@ -2,7 +2,9 @@
 
 Every run starts from the chain's sealed post-deployment snapshot (``TestChain.reset``,
 O(changes)), advances the block by each transaction's deltas and sends the transaction
-with a :class:`TraceRecorder` attached. The result carries the recorder's containers, the
+with a :class:`TraceRecorder` attached (a transaction whose sender is an attacker contract
+goes from an attacker account through the contract's ``attack``, so the target sees the
+contract as ``msg.sender``). The result carries the recorder's containers, the
 outcome of each transaction and the path id of the *last* transaction: earlier
 transactions only build up state (Harvey §5).
 
@@ -21,12 +23,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from secant.abi import AbiFunction
+from secant.chain.attackers import attack_calldata
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.evm.transaction import InvalidTransaction
 from secant.targets.calldata import encoder_for
 from secant.targets.prefix_cache import PrefixCache
 from secant.targets.trace import (
+    AccessEvent,
     CallEvent,
     LogEvent,
     PanicEvent,
@@ -91,7 +95,8 @@ class ContractRun(RunResult):
     ``(tx, address, slot, value)`` of the last transaction's called contract. The other
     containers hold what the recordings asked for (``secant.targets.trace``) and stay
     empty otherwise: ``panics``, ``calls``, ``logs``, ``created``, ``selfdestructs``,
-    ``balance_changes`` (address -> wei after the case minus before it), ``transitions``.
+    ``balance_changes`` (address -> wei after the case minus before it), ``transitions``,
+    ``accesses`` (the ``storage`` recording).
     """
 
     panics: list[PanicEvent] = field(default_factory=list)
@@ -101,6 +106,7 @@ class ContractRun(RunResult):
     selfdestructs: list[SelfdestructEvent] = field(default_factory=list)
     balance_changes: dict[int, int] = field(default_factory=dict)
     transitions: set[tuple[bytes, int, int]] = field(default_factory=set)
+    accesses: list[AccessEvent] = field(default_factory=list)
 
 
 class ContractTarget:
@@ -135,6 +141,11 @@ class ContractTarget:
         # "last": Harvey's demand-driven path ids; "all": every transaction's branches
         # (Harvey's configuration D, which fuzzes sequences eagerly).
         self.path_scope = path_scope
+        # Attacker contracts as senders: their transactions go from an attacker account to
+        # the contract's attack(target, data, value), which makes the call, so the target
+        # sees the contract as msg.sender (its fallback may call back: sFuzz's attackers).
+        relay = chain.attackers[0].address if chain.attackers else chain.deployer.address
+        self.relays: dict[int, int] = {c.address: relay for c in chain.attacker_contracts}
         self._functions: dict[tuple[int, str], AbiFunction] = {}
         self._encoders: dict[tuple[int, str], Callable[[Sequence[Any]], bytes]] = {}
         for contract in chain.contracts:
@@ -205,7 +216,8 @@ class ContractTarget:
                              recorder.branches, recorder.branch_marks, recorder.sstores,
                              recorder.sstore_marks, recorder.sloads, panics=recorder.panics,
                              calls=recorder.calls, logs=recorder.logs,
-                             created=recorder.created, selfdestructs=recorder.selfdestructs)
+                             created=recorder.created, selfdestructs=recorder.selfdestructs,
+                             accesses=recorder.accesses)
         transitions = getattr(recorder, "transitions", None)
         if transitions is not None:
             result.transitions = transitions
@@ -302,8 +314,13 @@ class ContractTarget:
             if tx.blocks or tx.time:
                 chain.advance(tx.blocks, tx.time)
             data = self.calldata(tx.function, tx.args, to)
+            sender, called = tx.sender, to
+            relay = self.relays.get(sender)
+            if relay is not None:
+                data = attack_calldata(to, data, tx.value)
+                sender, called = relay, tx.sender
             try:
-                done = chain.transact(tx.sender, to, data, tx.value, inspector=recorder)
+                done = chain.transact(sender, called, data, tx.value, inspector=recorder)
             except InvalidTransaction as exc:
                 outcomes.append(TxOutcome(False, False, b"", 0, str(exc), invalid=True))
             else:

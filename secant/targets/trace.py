@@ -27,6 +27,9 @@ its oracles need, so nothing is paid for a recording nobody reads):
 * ``balances``: the ether balance of every known account after the case minus before it
   (the target computes it from the state at the end of a run);
 * ``transitions``: block-to-block transitions (``TransitionRecorder``, for CFG completion);
+* ``storage``: every message's start and end and every storage read and write, in the order
+  they ran (``AccessEvent``), so an oracle can tell which frame read or wrote a slot while
+  which other frame of the same contract waited on a call (reentrancy);
 * ``dataflow``: taint labels (transaction input, block values, senders, call results) through
   stack, memory and storage, with the labelled JUMPIs, the state changes and calls and the
   JUMPIs guarding them, and what each caller did with a call's success flag
@@ -45,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from secant.abi import PANIC_SELECTOR
 from secant.evm.inspector import Inspector
@@ -70,6 +73,7 @@ RECORDINGS = {
     "accounts": "contracts created and accounts that self-destructed",
     "balances": "each known account's ether balance after the case minus before it",
     "transitions": "block-to-block transitions (directed fuzzing completes its CFG)",
+    "storage": "every message's start and end and every storage read and write, in order",
     "dataflow": "taint of input, block values, senders and call results up to branches, "
                 "state changes and calls (steps every instruction)",
 }
@@ -117,6 +121,27 @@ class CallEvent:
     success: bool
     reverted: bool
     output: bytes
+
+
+START, END, LOAD, STORE = range(4)
+"""The kinds of ``AccessEvent``."""
+
+
+class AccessEvent(NamedTuple):
+    """One entry of the ``storage`` recording, in execution order.
+
+    ``kind`` is ``START``/``END`` of a message (``address``: whose storage it runs on;
+    ``value``: for ``END``, 1 when it succeeded) or ``LOAD``/``STORE`` of ``slot`` by the
+    frame at ``depth`` on ``address``'s storage, at ``pc``.
+    """
+
+    tx: int
+    kind: int
+    depth: int
+    address: int
+    slot: int
+    pc: int
+    value: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +211,7 @@ class TraceRecorder(Inspector):
         self._record_calls = "calls" in wanted
         self._record_logs = "logs" in wanted
         self._record_accounts = "accounts" in wanted
+        self._record_storage = "storage" in wanted
         self.overrides: dict[int, int] = {}
         self.override_address: int | None = None
         # The dataflow recording: a tracker fed every instruction (the stepped tables call
@@ -213,6 +239,7 @@ class TraceRecorder(Inspector):
         self.logs: list[LogEvent] = []
         self.created: list[int] = []
         self.selfdestructs: list[SelfdestructEvent] = []
+        self.accesses: list[AccessEvent] = []
         # The dataflow recording's containers (``secant.targets.taint``), empty without it.
         self.flow_frames: list[FlowFrame] = []
         self.flow_branches: list[FlowBranch] = []
@@ -267,9 +294,9 @@ class TraceRecorder(Inspector):
         recorded, since the call's failure is its caller's to judge.
         """
         saved = (self._record_panics, self._record_calls, self._record_logs,
-                 self._record_accounts, self.override_address)
+                 self._record_accounts, self._record_storage, self.override_address)
         self._record_panics = self._record_calls = self._record_logs = False
-        self._record_accounts = False
+        self._record_accounts = self._record_storage = False
         self.override_address = None
         # No dataflow either: the side call runs on the plain traced tables.
         tracking, steps = self._tracking, self.wants_steps
@@ -278,7 +305,7 @@ class TraceRecorder(Inspector):
             yield
         finally:
             (self._record_panics, self._record_calls, self._record_logs,
-             self._record_accounts, self.override_address) = saved
+             self._record_accounts, self._record_storage, self.override_address) = saved
             self._tracking, self.wants_steps = tracking, steps
 
     def objective(self, site: bytes, pc: int, taken: bool, relation: str, lhs: int,
@@ -324,6 +351,8 @@ class TraceRecorder(Inspector):
         trails[depth] = []
         if self._record_calls and depth:
             self._open.append((kind, sender, target, code_address, value, data))
+        if self._record_storage:
+            self.accesses.append(AccessEvent(self.tx, START, depth, target, 0, 0, 0))
         if self._tracking is not None:
             self._tracking.message_start(kind, target, depth)
 
@@ -342,6 +371,9 @@ class TraceRecorder(Inspector):
 
     def on_sload(self, frame: Frame, pc: int, slot: int, value: int) -> int:
         """Record reads of the target; apply aggressive-mode overrides."""
+        if self._record_storage:
+            self.accesses.append(AccessEvent(self.tx, LOAD, frame.depth, frame.address,
+                                             slot, pc, value))
         if frame.address == self.override_address:
             self.sloads.append((self.tx, frame.address, slot, value))
             overrides = self.overrides
@@ -353,6 +385,9 @@ class TraceRecorder(Inspector):
         """Record the write's slot (the arbitrary-write cost needs it)."""
         self.sstores.append((frame.code_hash, pc, slot))
         self.written.setdefault((frame.address, slot), old)
+        if self._record_storage:
+            self.accesses.append(AccessEvent(self.tx, STORE, frame.depth, frame.address,
+                                             slot, pc, new))
 
     def on_message_end(
         self, kind: int, target: int, depth: int, success: bool, reverted: bool, output: bytes,
@@ -361,6 +396,8 @@ class TraceRecorder(Inspector):
         """Close the call record; keep panics (not those re-raised by a caller)."""
         if self._tracking is not None:
             self._tracking.message_end(depth, success, frame)
+        if self._record_storage:
+            self.accesses.append(AccessEvent(self.tx, END, depth, target, int(success), 0, 0))
         if depth and self._open:
             kind, sender, to, code_address, value, data = self._open.pop()
             self.calls.append(CallEvent(self.tx, depth, kind, sender, target, code_address,

@@ -132,10 +132,10 @@ def test_oracles_option_chooses_the_detectors(tmp_path: Path) -> None:
     summary = json.loads((out / "summary.json").read_text())
     assert summary["oracles"] == [] and summary["findings"] == []  # the assert goes unseen
     bad = run_cli("fuzz", str(EXAMPLES / "DerivedConstant.sol"), "--execs", "10",
-                  "--oracles", "assertion,reentrancy", "--out", str(tmp_path / "bad"))
+                  "--oracles", "assertion,reentrance", "--out", str(tmp_path / "bad"))
     assert bad.returncode == 2
     assert bad.stderr.strip().splitlines() == [
-        "error: unknown oracle 'reentrancy'; choose from " + ", ".join(available())
+        "error: unknown oracle 'reentrance'; choose from " + ", ".join(available())
         + " (see --list-oracles)"]
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.worker import default_senders, target_codes
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
 from secant.engine.events import FuzzListener
@@ -24,6 +25,7 @@ from secant.oracles import registry
 from secant.oracles.exits import scan
 from secant.oracles.rated import RatedOracle
 from secant.targets.contract import ContractTarget
+from secant.targets.trace import START
 from secant.types import Finding, Tx
 from tests.compile.conftest import needs_node
 
@@ -81,6 +83,9 @@ VULNERABLE = [
     Case("freezing/Crowdfund.sol", "Crowdfund", "freezing-ether", budget=200),  # 1
     Case("freezing/Proxy.sol", "CounterProxy", "freezing-ether", budget=300,
          confidence="likely"),  # 2
+    # SWC-107, reentrancy: the attacker contract deposits, then withdraws and re-enters.
+    Case("reentrancy/Banks.sol", "LateBookkeeping", "reentrancy", 0, 500,
+         marker="balances[msg.sender] = 0; // line 17"),  # 23
 ]
 
 SAFE = [
@@ -96,6 +101,9 @@ SAFE = [
     Case("freezing/Withdrawable.sol", "TipJar", "freezing-ether"),
     Case("freezing/Killable.sol", "Kitty", "freezing-ether"),
     Case("freezing/LibraryPayout.sol", "Payroll", "freezing-ether"),
+    Case("reentrancy/Banks.sol", "BooksFirst", "reentrancy"),
+    Case("reentrancy/Banks.sol", "Locked", "reentrancy"),
+    Case("reentrancy/Banks.sol", "Stipend", "reentrancy"),
 ]
 
 
@@ -214,6 +222,10 @@ def replay(case: Case, steps: list[tuple[str, str, tuple[object, ...], int]],
     return oracle.check(target.run(txs), target)
 
 
+def named_contract(chain: TestChain, name: str) -> int:
+    return chain.names()[name]
+
+
 def named(case: Case, who: str) -> int:
     return chain_of(case).sender(who).address
 
@@ -310,3 +322,38 @@ def test_dead_bytes_and_metadata_are_not_exits() -> None:
         2, "big")
     assert exits_of(code) == []
     assert exits_of(bytes.fromhex("00") + bytes.fromhex("5bff")) == [("SELFDESTRUCT", 2)]
+
+
+@needs_node
+def test_the_attacker_contract_sends_only_where_a_target_can_call_out() -> None:
+    def senders(file: str, contract: str) -> set[str]:
+        chain = TestChain.setup(compiled(file), contract=contract)
+        names = {address: name for name, address in chain.names().items()}
+        return {names[s] for s in default_senders(chain, target_codes(chain))}
+
+    five = {"deployer", "user1", "user2", "attacker1", "attacker2"}
+    # withdraw() calls msg.sender: the reentrancy attacker joins the senders.
+    assert senders("reentrancy/Banks.sol", "LateBookkeeping") == five | {"ReentrancyAttacker"}
+    # A contract that never calls out, or pays with transfer's 2300 gas, cannot be.
+    assert senders("arbitrary_write/SlotTable.sol", "SlotTable") == five
+    assert senders("reentrancy/Banks.sol", "Stipend") == five
+
+
+@needs_node
+def test_a_transaction_of_the_attacker_contract_is_relayed_through_attack() -> None:
+    chain = TestChain.setup(compiled("reentrancy/Banks.sol"), contract="LateBookkeeping")
+    target = ContractTarget(chain, frozenset({"storage", "calls"}))
+    attacker = named_contract(chain, "ReentrancyAttacker")
+    deployer = chain.deployer.address
+    result = target.run((Tx("deposit()", (), deployer, 20), Tx("deposit()", (), attacker, 5),
+                         Tx("withdraw()", (), attacker)))
+    assert all(outcome.success for outcome in result.outcomes)
+    # The bank saw the contract as msg.sender: it paid it, and it called back three times
+    # (the attacker's depth bound), each re-entered frame on the bank's storage.
+    bank = chain.main
+    assert bank is not None
+    payments = [c for c in result.calls if c.tx == 2 and c.target == attacker and c.value]
+    assert [c.value for c in payments] == [5] * 4
+    starts = [e for e in result.accesses if e.tx == 2 and e.kind == START
+              and e.address == bank.address]
+    assert [e.depth for e in starts] == [1, 3, 5, 7]
