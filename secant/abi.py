@@ -439,3 +439,14 @@ class Abi:
     def decode_revert(self, data: bytes) -> RevertReason:
         """Decode revert data using this ABI's custom errors."""
         return decode_revert(data, self.errors)
+
+
+def integer_leaves(value: object) -> list[int]:
+    """Every integer in a decoded ABI value tree (addresses are ints; booleans are not)."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, tuple | list):
+        return [leaf for item in value for leaf in integer_leaves(item)]
+    return []

@@ -15,11 +15,14 @@ emit it where reverting would undo the evidence. Its signatures are those the co
 declare plus the usual ones (no parameters, a string, a uint256).
 
 Which panics count is a set of codes (``panic_codes``; ``DEFAULT_PANIC_CODES`` unless the
-campaign says otherwise). Checked arithmetic, an overflow Panic(0x11) or a division by zero
-Panic(0x12), is off by default: solc >= 0.8 checks every ``+``, ``-``, ``*``, ``/`` and
-``%``, and the revert is how such code refuses a bad input, not a bug by itself (a checked
-subtraction that underflows is a ``require`` the compiler wrote); Echidna and Medusa leave
-them out by default too. Panic(0x01), a failed ``assert``, and INVALID are always reported.
+campaign says otherwise). The checks solc >= 0.8 inserts for inputs are off by default: an
+overflow Panic(0x11), a division by zero (0x12), an enum conversion (0x21), ``pop()`` on an
+empty array (0x31), an index out of bounds (0x32), an allocation too large (0x41). The
+revert is how such code refuses a bad input, a ``require`` the compiler wrote, not a bug by
+itself (OpenZeppelin's ``Checkpoints`` view reverts with 0x32 on a position past the end);
+Echidna and Medusa leave them out by default too. What stays on cannot be a way of saying
+no: a failed ``assert`` Panic(0x01) and INVALID (always reported), the generic compiler
+panic (0x00), a corrupt storage byte array (0x22), a call of a zero function pointer (0x51).
 """
 
 from __future__ import annotations
@@ -48,9 +51,8 @@ OVERFLOW_PANIC = 0x11
 DIVISION_PANIC = 0x12
 """Panic(0x12), division or modulo by zero (off by default)."""
 
-DEFAULT_PANIC_CODES = frozenset({0x00, 0x01, 0x21, 0x22, 0x31, 0x32, 0x41, 0x51})
-"""The panics reported by default: every Solidity panic code but checked arithmetic (0x11,
-0x12)."""
+DEFAULT_PANIC_CODES = frozenset({0x00, 0x01, 0x22, 0x51})
+"""The panics reported by default: those no code uses to refuse an input (module docstring)."""
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from secant.abi import integer_leaves
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.engine.oracle import Oracle
@@ -175,16 +176,5 @@ class RatedOracle(Oracle):
         named = self.attacker_side if accounts is None else accounts
         return any(outcomes[i].success and case[i].sender not in self.attackers
                    and case[i].sender not in named
-                   and any(value in named for value in _ints(case[i].args))
+                   and any(value in named for value in integer_leaves(case[i].args))
                    for i in range(upto))
-
-
-def _ints(value: object) -> list[int]:
-    """Every integer leaf of an argument tree (addresses are ints)."""
-    if isinstance(value, bool):
-        return []
-    if isinstance(value, int):
-        return [value]
-    if isinstance(value, tuple | list):
-        return [leaf for item in value for leaf in _ints(item)]
-    return []

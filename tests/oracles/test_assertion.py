@@ -58,16 +58,14 @@ PANICS = [("divide(uint256,uint256)", (1, 0)), ("grow(uint8)", (100,)), ("grow(u
           ("pick(uint256)", (3,)), ("check(uint256)", (7,))]
 
 
-def test_the_default_panic_codes_leave_out_only_checked_arithmetic() -> None:
-    assert DEFAULT_PANIC_CODES == frozenset(PANIC_CODES) - {0x11, 0x12}
+def test_the_default_panic_codes_leave_out_the_input_checks() -> None:
+    assert DEFAULT_PANIC_CODES == frozenset(PANIC_CODES) - {0x11, 0x12, 0x21, 0x31, 0x32, 0x41}
 
 
 @needs_node
-def test_other_panics_carry_their_code_and_checked_arithmetic_is_off_by_default() -> None:
-    found = sites(False, PANICS)
-    assert [(f[0], f[1], f[2]) for f in found] == [("panic", "Checks.sol:38", 0x32)]
-    # Asked for, each checked-arithmetic panic is a finding of its own.
-    found = sites(False, PANICS, DEFAULT_PANIC_CODES | {0x11, 0x12})
+def test_input_check_panics_are_off_by_default_and_carry_their_code_when_asked() -> None:
+    assert sites(False, PANICS) == []
+    found = sites(False, PANICS, DEFAULT_PANIC_CODES | {0x11, 0x12, 0x32})
     assert [(f[0], f[1], f[2]) for f in found] == [
         ("panic", "Checks.sol:26", 0x12), ("panic", "Checks.sol:31", 0x11),
         ("panic", "Checks.sol:38", 0x32)]
@@ -95,7 +93,7 @@ def test_campaign_reports_all_five_asserts_with_sequences() -> None:
     for finding in summary["findings"]:
         assert finding["swc"] in ("SWC-110", "")  # no overflow (SWC-101) by default
         assert finding["sequence"] and finding["execs_to_find"] > 0
-        assert finding["function"] in ("check", "pick")
+        assert finding["function"] == "check"
     # Replaying a finding's test case reproduces its check.
     first = next(iter(campaign.findings.values()))
     replay = ContractTarget(TestChain.setup(checks(False), contract="Checks")).run(first.case)

@@ -34,7 +34,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @needs_node
-@pytest.mark.parametrize("contract", ["Coin", "Collectibles", "Shares", "EtherSavings"])
+@pytest.mark.parametrize("contract", ["Coin", "Collectibles", "Shares", "EtherSavings",
+                                      "Items", "MinterToken", "Vesting", "VotesToken"])
 def test_no_oracle_reports_a_correct_openzeppelin_contract(project: Path,
                                                             contract: str) -> None:
     chain = TestChain.setup(compiled(project), contract=contract)
