@@ -23,7 +23,8 @@ the harness takes the same wall time on one core as under secant. Invariant shri
 in forge so that a test's duration is its time to the failure.
 
 forge compiles with solc-js through a small node script the bench writes into its cache (it
-answers ``--version`` and ``--standard-json`` as solc does); secant is given the same
+answers ``--version`` and ``--standard-json`` as solc does; ``secant/report/forge.py``
+installs forge and writes the script, for the reproducer tests too); secant is given the same
 ``--solc-version`` for those harnesses, so both fuzz the same bytecode. Projects and patched
 variants are copied into the cache (one copy per tool) and never modified in place;
 ``--lib NAME=PATH`` puts a library at ``lib/NAME`` of the copies, in place of the
@@ -70,34 +71,14 @@ from harness_suites import (
     Suite,
 )
 
+from secant.report.forge import FORGE_VERSION, ForgeUnavailable, install_forge, solc_wrapper
+
 REPO = Path(__file__).resolve().parents[1]
 SECANT = REPO / "bin" / "secant"
-FORGE_VERSION = "1.7.1"
 FORGE_RUNS = 1_000_000_000
 """Runs no campaign reaches within the budget, so forge's timeout ends every campaign."""
 
 COPY_IGNORE = shutil.ignore_patterns(".git", "out", "cache", "broadcast", "secant-out")
-
-SOLC_WRAPPER = r"""#!{node}
-// solc's command line as forge calls it (--version, --standard-json on stdin), answered by
-// solc-js {version}. Written by bench/harnesses.py.
-const solc = require({package});
-const args = process.argv.slice(2);
-if (args.includes('--version')) {{
-  const match = solc.version().match(/^(\d+\.\d+\.\d+)(?:.*?commit\.([0-9a-f]+))?/);
-  process.stdout.write('solc, the solidity compiler commandline interface\n' +
-    'Version: ' + match[1] + '+commit.' + (match[2] || '00000000') + '.Linux.g++\n');
-}} else if (args.includes('--standard-json')) {{
-  const chunks = [];
-  process.stdin.on('data', (chunk) => chunks.push(chunk));
-  process.stdin.on('end', () => {{
-    process.stdout.write(solc.compile(Buffer.concat(chunks).toString('utf8')));
-  }});
-}} else {{
-  process.stderr.write('this solc answers --version and --standard-json only\n');
-  process.exit(1);
-}}
-"""
 
 
 # --- tool runs ------------------------------------------------------------------------------
@@ -240,44 +221,6 @@ def run_forge(harness: Harness, project: Path, budget: int, forge: Path,
 
 
 # --- preparing inputs -----------------------------------------------------------------------
-
-
-def install_forge(cache: Path, version: str) -> Path:
-    """forge ``version`` from npm in ``cache`` (installed on first use); its binary."""
-    prefix = cache / f"forge-{version}"
-
-    def find() -> Path | None:
-        for found in sorted(prefix.glob("node_modules/@foundry-rs/forge-*/bin/forge")):
-            if os.access(found, os.X_OK):
-                return found
-        return None
-
-    binary = find()
-    if binary is None:
-        command = ["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-                   f"@foundry-rs/forge@{version}"]
-        print("installing forge:", shlex.join(command), file=sys.stderr)
-        subprocess.run(command, check=True, capture_output=True, text=True)
-        binary = find()
-    if binary is None:
-        sys.exit(f"npm installed @foundry-rs/forge@{version} without a forge binary "
-                 f"for this platform under {prefix}")
-    return binary
-
-
-def solc_wrapper(cache: Path, version: str) -> Path:
-    """A solc command line over solc-js ``version`` (from secant's cache) for forge's --use."""
-    from secant.compile.semver import parse_version
-    from secant.compile.solc import install
-
-    package = install(parse_version(version))
-    node = shutil.which("node") or "/usr/bin/env node"
-    path = cache / "solc" / f"solc-{version}"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(SOLC_WRAPPER.format(node=node, version=version,
-                                        package=json.dumps(str(package))), encoding="utf-8")
-    path.chmod(0o755)
-    return path
 
 
 def copy_project(suite: Suite, root: Path, harness: Harness, dest: Path,
@@ -566,7 +509,10 @@ def main() -> None:
           "plus compilation", file=sys.stderr)
     forge = solc = None
     if forge_runs:
-        forge = install_forge(cache, FORGE_VERSION)
+        try:
+            forge = install_forge(cache, FORGE_VERSION)
+        except ForgeUnavailable as exc:
+            sys.exit(str(exc))
 
     start_state = secant_state()
     started = time.perf_counter()

@@ -21,6 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("targets",),
     ("engine",),
     ("oracles",),
+    ("report",),
     ("campaign", "bench"),
     ("cli",),
 ]

@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from secant.campaign.shrink import DEFAULT_SHRINK_LIMIT, Shrinker, ShrinkProgress, ShrinkSpace
 from secant.campaign.worker import PolicyFactory, Worker, WorkerSettings
@@ -37,7 +37,13 @@ from secant.evm.analysis import analyze
 from secant.evm.opcodes import JUMPI
 from secant.files import write_atomic
 from secant.oracles import registry
+from secant.report.coverage import EdgeCounter
+from secant.report.frontier import FrontierEntry
+from secant.report.plot import Timeline
 from secant.types import Finding, TxSeq, case_to_json
+
+if TYPE_CHECKING:
+    from secant.campaign.manifest import Manifest
 
 OracleFactory = Callable[[TestChain], Oracle]
 """Makes an oracle for a worker's chain (an oracle class is one)."""
@@ -61,6 +67,9 @@ class CampaignConfig:
     sync_every: int = 1000
     # Executions spent at most on shrinking each finding's case at the end (0: none).
     shrink_limit: int = DEFAULT_SHRINK_LIMIT
+    # With ``out``: coverage.lcov, coverage/, coverage.png/.svg, frontier.json,
+    # findings.sarif and reproducers/ at the end.
+    reports: bool = True
 
 
 def worker_seed(seed: int, index: int) -> int:
@@ -75,6 +84,11 @@ def content_name(material: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def finding_file_name(oracle: str, key: tuple[object, ...]) -> str:
+    """The name of a finding's file in ``findings/``: its oracle and a hash of its key."""
+    return f"{oracle}-{content_name(repr(key))}.json"
+
+
 class Campaign(FuzzListener):
     """One fuzzing campaign (see the module docstring)."""
 
@@ -82,7 +96,8 @@ class Campaign(FuzzListener):
                  policy: PolicyFactory | None = None,
                  oracles: Sequence[OracleFactory] | None = None,
                  functions: Sequence[FunctionSpec] | None = None,
-                 senders: Sequence[int] | None = None, block_steps: bool = True) -> None:
+                 senders: Sequence[int] | None = None, block_steps: bool = True,
+                 manifest: Manifest | None = None) -> None:
         chains = [chain] if isinstance(chain, TestChain) else list(chain)
         if not chains:
             raise ValueError("a campaign needs at least one chain")
@@ -91,6 +106,12 @@ class Campaign(FuzzListener):
         self.findings: dict[tuple[object, ...], Finding] = {}
         self._listeners: list[FuzzListener] = []
         self.workers: list[Worker] = []
+        # What the reports need (secant.report), kept only when they will be written:
+        # runs per branch edge, and coverage over time sampled on new seeds and findings.
+        self.edge_counter = (EdgeCounter() if config.out is not None and config.reports
+                             else None)
+        self.timeline = Timeline()
+        self.frontier: list[FrontierEntry] | None = None  # once the reports are written
         budget = config.fuzz.max_execs
         for index, worker_chain in enumerate(chains):
             share = None if budget is None else (
@@ -99,7 +120,7 @@ class Campaign(FuzzListener):
                            max_execs=share)
             built = (registry.build(worker_chain, config.oracles) if oracles is None
                      else [make(worker_chain) for make in oracles])
-            events = Events(self)
+            events = Events(self, *([self.edge_counter] if self.edge_counter else []))
             settings = WorkerSettings(fuzz, config.target_pcs, config.prefix_cache)
             self.workers.append(Worker(worker_chain, settings, built, events, policy,
                                        functions, senders, block_steps))
@@ -108,6 +129,9 @@ class Campaign(FuzzListener):
         self.oracles = self.workers[0].fuzzer.oracles
         self._exported = [0] * len(self.workers)
         self.shrinking: ShrinkProgress | None = None
+        # What summary.json records of the run (secant.campaign.manifest), when given.
+        self.manifest = manifest
+        self.interrupted = False
         if config.out is not None:
             (config.out / "corpus").mkdir(parents=True, exist_ok=True)
             (config.out / "findings").mkdir(parents=True, exist_ok=True)
@@ -133,6 +157,7 @@ class Campaign(FuzzListener):
         entry = {"origin": seed.origin, "found_at": seed.found_at, "sequence": sequence}
         write_atomic(out / "corpus" / f"{content_name(sequence)}.json",
                      json.dumps(entry, indent=1))
+        self._sample()
 
     def on_finding(self, finding: Finding) -> None:
         """Keep a finding new to the campaign, fill in its sequence, write it."""
@@ -141,21 +166,36 @@ class Campaign(FuzzListener):
         finding.sequence = case_to_json(finding.case or (), self.chain.names())
         self.findings[finding.key] = finding
         self._write_finding(finding)
+        self._sample()
 
     def _write_finding(self, finding: Finding) -> None:
         """(Re)write a finding's file, named by its key."""
         out = self.config.out
         if out is not None:
-            name = f"{finding.oracle or finding.kind}-{content_name(repr(finding.key))}.json"
+            name = finding_file_name(finding.oracle or finding.kind, finding.key)
             write_atomic(out / "findings" / name, json.dumps(finding.to_json(), indent=1))
 
     # ------------------------------------------------------------------ running
     def run(self) -> dict[str, Any]:
-        """Fuzz until the budget is spent; write and return the summary."""
-        if len(self.workers) == 1:
-            self.workers[0].fuzz()
-        else:
-            self._run_in_turns()
+        """Fuzz until the budget is spent; write and return the summary.
+
+        Ctrl-C (a KeyboardInterrupt) goes on to the caller, who calls ``finish``: the
+        manifest then says ``interrupted``. Any other exception is secant failing: the
+        summary is written saying ``failed`` (see ``fail``) and the exception goes on.
+        """
+        if self.manifest is not None:
+            self.manifest.start()
+        try:
+            if len(self.workers) == 1:
+                self.workers[0].fuzz()
+            else:
+                self._run_in_turns()
+        except KeyboardInterrupt:
+            self.interrupted = True
+            raise
+        except Exception as exc:
+            self.fail(exc)
+            raise
         return self.finish()
 
     def _run_in_turns(self) -> None:
@@ -190,10 +230,88 @@ class Campaign(FuzzListener):
         (their files since they appeared, the summary written first), so shrinking that
         fails or is interrupted loses nothing.
         """
-        if self.config.out is not None and self._to_shrink():
+        try:
+            if self.config.out is not None and self._to_shrink():
+                self._write_summary()
+            self.shrink_findings()
+            self._write_finding_reports()
+            if self.manifest is not None:
+                stopped = self.interrupted or (self.shrinking is not None
+                                               and self.shrinking.interrupted)
+                self.manifest.end("interrupted" if stopped else "completed")
+            return self._write_coverage_reports(self._write_summary())
+        except Exception as exc:
+            self.fail(exc)
+            raise
+
+    def _write_finding_reports(self) -> None:
+        """findings.sarif and the Foundry reproducers of the shrunk findings (docs/reports.md).
+
+        A report that fails costs the campaign nothing but a note.
+        """
+        out = self.config.out
+        if out is None or not self.config.reports:
+            return
+        from secant.report.findings import write_finding_reports
+
+        try:
+            write_finding_reports(out, self.chain, list(self.findings.values()), self.oracles)
+        except Exception as exc:  # a report bug must not cost the campaign its findings
+            self.notes.append(f"SARIF and reproducers not written: {type(exc).__name__}: "
+                              f"{exc}")
+
+    def _sample(self) -> None:
+        """A point of the coverage-over-time plot (on new seeds and findings, not per run)."""
+        if self.edge_counter is not None:
+            self.timeline.sample([w.fuzzer for w in self.workers], self.codes,
+                                 len(self.findings))
+
+    def _write_coverage_reports(self, summary: dict[str, Any]) -> dict[str, Any]:
+        """Coverage (LCOV, HTML, plot) and the frontier in the output folder (docs/reports.md).
+
+        Returns the summary. A report that fails costs the campaign nothing: the summary,
+        written already, gets a note and is written again.
+        """
+        out = self.config.out
+        if out is None or self.edge_counter is None:
+            return summary
+        from secant.campaign.cfg import ControlFlowGraph
+        from secant.report.coverage_reports import write_reports
+
+        self._sample()
+        fork = self.chain.fork
+        space = self.workers[0].space
+        try:
+            self.frontier = write_reports(
+                out, self.chain, self.codes, [w.fuzzer for w in self.workers],
+                space.functions, space.senders, self.edge_counter.counts, self.timeline,
+                lambda code: ControlFlowGraph.from_code(code, fork), summary)
+        except Exception as exc:  # a report bug must not cost the campaign its summary
+            self.notes.append(f"coverage reports not written: {type(exc).__name__}: {exc}")
+            return self._write_summary()
+        return summary
+
+    def fail(self, error: Exception) -> None:
+        """Secant failed with ``error``: write a summary saying so, as far as it can.
+
+        The findings and corpus entries on disk stay as they are. Computing the summary
+        may be what failed: then the manifest and the findings are written alone, and a
+        summary that cannot be written at all is left as it was (the error matters more).
+        """
+        if self.manifest is not None:
+            self.manifest.end("failed", f"{type(error).__name__}: {error}")
+        out = self.config.out
+        if out is None:
+            return
+        try:
             self._write_summary()
-        self.shrink_findings()
-        return self._write_summary()
+        except Exception:
+            try:
+                partial = {"manifest": self.manifest.to_json() if self.manifest else None,
+                           "findings": [f.to_json() for f in self.findings.values()]}
+                write_atomic(out / "summary.json", json.dumps(partial, indent=1))
+            except Exception:
+                pass
 
     def _write_summary(self) -> dict[str, Any]:
         summary = self.summary()
@@ -364,4 +482,6 @@ class Campaign(FuzzListener):
                                        "partial_hits": cache.partial_hits,
                                        "entries": len(cache)}
         summary["notes"] = list(self.notes)
+        if self.manifest is not None:
+            summary["manifest"] = self.manifest.to_json()
         return summary

@@ -14,6 +14,11 @@ from pathlib import Path
 from secant.errors import SecantError
 
 _ENTRIES = ("summary.json", "corpus", "findings")
+"""What marks a folder as a campaign's output."""
+
+_WRITTEN = (*_ENTRIES, "findings.sarif", "reproducers", "coverage", "coverage.lcov",
+            "coverage.png", "coverage.svg", "frontier.json", "traceback.txt")
+"""Everything a campaign writes into its folder: replacing the folder removes these."""
 
 
 class OutputInUse(SecantError):
@@ -42,7 +47,7 @@ def prepare_output(folder: Path, replace: bool) -> None:
         raise OutputInUse(f"{folder} holds the output of an earlier campaign",
                           "pass --out with a new folder, or --force to replace it")
     for path in earlier:
-        for entry in _ENTRIES:
+        for entry in _WRITTEN:
             target = path / entry
             if target.is_dir():
                 shutil.rmtree(target)

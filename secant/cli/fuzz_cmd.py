@@ -6,10 +6,11 @@ import json
 import re
 import sys
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -25,16 +26,41 @@ from secant.cli.compile_cmd import (
 )
 from secant.engine.events import FuzzListener
 from secant.errors import SecantError, cli_errors
+from secant.files import write_atomic
 
 if TYPE_CHECKING:
     from secant.campaign.campaign import Campaign
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 
+EXIT_FINDINGS = 1
+"""Exit code of ``secant fuzz --fail-on-findings`` when something was found."""
+
+EXIT_CRASH = 3
+"""Exit code when secant itself failed (a bug: the traceback is saved, see ``crash_exit``)."""
+
+TRACEBACK_FILE = "traceback.txt"
+
 
 def register(app: typer.Typer) -> None:
     """Add ``fuzz`` to the main app."""
     app.command("fuzz")(fuzz_command)
+
+
+def crash_exit(error: Exception, folder: Path, name: str = TRACEBACK_FILE) -> NoReturn:
+    """Secant itself failed: save the traceback as ``folder/name``, say so in one line, exit 3.
+
+    What the campaign wrote (corpus, findings, the summary saying ``failed``) stays.
+    """
+    where = folder / name
+    try:
+        write_atomic(where, "".join(traceback.format_exception(error)))
+        saved = f"the traceback is in {where}"
+    except OSError:
+        saved = "the traceback could not be saved"
+    message = " ".join(f"{type(error).__name__}: {error}".split())
+    print(f"error: secant failed ({message}); {saved}: please report it", file=sys.stderr)
+    raise SystemExit(EXIT_CRASH)
 
 
 def parse_duration(text: str) -> float:
@@ -143,8 +169,8 @@ def fuzz_command(
     remap: RemapFlag = None,
     panic_codes: Annotated[str | None, typer.Option(
         "--panic-codes", help="Solidity panic codes to report, comma-separated (e.g. "
-                              "0x01,0x11,0x12), or 'all' (default: all but 0x11 and 0x12, "
-                              "checked arithmetic, which is how 0.8 code reverts).")] = None,
+                              "0x01,0x11,0x12), or 'all' (default: 0x00,0x01,0x22,0x51; the "
+                              "input checks 0.8 inserts are how such code refuses input).")] = None,
     property_prefix: Annotated[list[str] | None, typer.Option(
         "--property-prefix", help="A name prefix of boolean properties (repeat; default: "
                                   "echidna_, property_, invariant_, statefulFuzz_).")] = None,
@@ -166,14 +192,21 @@ def fuzz_command(
     """Fuzz a contract, a harness or a Foundry test contract; write OUT/summary.json.
 
     A Foundry test contract (or a project folder, for each test contract in it) runs its
-    invariants over the contracts setUp() created, and its fuzz tests.
+    invariants over the contracts setUp() created, and its fuzz tests. Exit codes: 0 done
+    (findings or not), 1 findings with --fail-on-findings, 2 bad input or options, 3 secant
+    itself failed (the traceback is in OUT/traceback.txt).
     """
     from secant.cli.settings import merged_options
 
     options = merged_options(ctx, path, config, "fuzz")
     options.pop("list_oracles", None)
     options.pop("config", None)
-    _fuzz(**options)
+    try:
+        _fuzz(**options)
+    except (SecantError, typer.Exit):
+        raise
+    except Exception as exc:
+        crash_exit(exc, options["out"])
 
 
 def _fuzz(
@@ -222,12 +255,15 @@ def _fuzz(
     fail_on_findings: bool,
 ) -> None:
     """The fuzz command once its options are settled (flags over secant.toml)."""
+    settled = dict(locals())  # first: the options only, as the manifest records them
     from secant.campaign.campaign import Campaign, CampaignConfig
+    from secant.campaign.manifest import describe
     from secant.campaign.output import prepare_output
     from secant.campaign.plan import Selection, plan
     from secant.chain.chain import ChainConfig
     from secant.compile import compile_options_for
     from secant.compile.loader import load
+    from secant.compile.project import project_of
     from secant.compile.solc import SolcManager
     from secant.compile.solidity import CompileOptions
     from secant.engine.fuzzer import FuzzConfig
@@ -275,10 +311,11 @@ def _fuzz(
                         sequences=sequences, aggressive_probability=aggressive_probability,
                         adaptive=not no_adaptive, adaptive_share=adaptive_share,
                         max_sequence_length=max_sequence_length)
+    flags = CompileOptions(solc_version=solc_version, optimize=optimize,
+                           optimize_runs=optimizer_runs, via_ir=via_ir,
+                           evm_version=evm_version, remappings=tuple(remap or ()))
     with SolcManager() as manager:
-        compile_options = compile_options_for([path], CompileOptions(
-            solc_version=solc_version, optimize=optimize, optimize_runs=optimizer_runs,
-            via_ir=via_ir, evm_version=evm_version, remappings=tuple(remap or ())))
+        compile_options = compile_options_for([path], flags)
         compilations = load([path], compile_options, manager)
         for note in manager.notes:
             print(f"note: {note}", file=sys.stderr)
@@ -297,6 +334,12 @@ def _fuzz(
     prepare_output(out, force)
     plans = plan(compilations, selection, chain_config, campaign_config,
                  project=path.is_dir())
+    project = project_of(path)
+    manifest = describe(inputs=[path], project=path.is_dir(),
+                        foundry=project is not None and project.kind == "foundry",
+                        selection=selection, given=flags, settings=compile_options,
+                        compilations=compilations, chain_config=chain_config,
+                        config=campaign_config, options=settled)
     failed = False
     for campaign_plan in plans:
         where = out / campaign_plan.slug if len(plans) > 1 else out
@@ -310,16 +353,19 @@ def _fuzz(
             settings.target_pcs = resolve_target(target, chain)
         campaign = Campaign(chain, settings, oracles=campaign_plan.oracles,
                             functions=campaign_plan.functions, senders=campaign_plan.senders,
-                            block_steps=campaign_plan.block_steps)
+                            block_steps=campaign_plan.block_steps,
+                            manifest=manifest.for_campaign(campaign_plan.name,
+                                                           campaign_plan.slug))
         for note in campaign.notes:
             print(f"note: {note}", file=sys.stderr)
         if len(plans) > 1:
             typer.echo(f"== {campaign_plan.name}")
         summary = _run(campaign, quiet)
         _print_summary(summary, where)
+        _print_frontier(campaign, where)
         failed = failed or bool(summary["findings"])
     if fail_on_findings and failed:
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FINDINGS)
 
 
 def _run(campaign: Campaign, quiet: bool) -> dict[str, Any]:
@@ -412,6 +458,21 @@ def _list_oracles(value: bool) -> None:
     for name, oracle in available().items():
         typer.echo(f"{name:16} {oracle.swc or '-':8} {oracle.description}")
     raise typer.Exit(0)
+
+
+def _print_frontier(campaign: Campaign, out: Path) -> None:
+    """The top of the frontier, one line per branch side, and where the reports are."""
+    from secant.report.frontier import top_lines
+
+    if campaign.frontier is None:
+        return  # no reports (or they failed: the summary's notes say why)
+    lines = top_lines(campaign.frontier)
+    if lines:
+        typer.echo("frontier (just-missed branch sides, the most code behind them first):")
+        for line in lines:
+            typer.echo(f"  {line}")
+    typer.echo(f"coverage: {out / 'coverage' / 'index.html'}, {out / 'coverage.lcov'}, "
+               f"{out / 'frontier.json'}")
 
 
 def _print_summary(summary: dict[str, Any], out: Path) -> None:
