@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from secant.abi import AbiFunction
@@ -195,6 +195,29 @@ def _calls_out(chain: TestChain, code_hash: bytes, code: bytes) -> bool:
                for i, (pc, _, _) in enumerate(instructions) if i)
 
 
+ECHIDNA_TIME_DELAY = 604_800
+ECHIDNA_BLOCK_DELAY = 60_480
+"""Echidna's (and Medusa's) defaults: one transaction moves the chain a week, 60480 blocks."""
+
+
+def block_delays(config: FuzzConfig, harness: bool) -> FuzzConfig:
+    """``config`` with the most one transaction may move the block settled.
+
+    A harness (properties to watch) gets Echidna's and Medusa's bounds unless the user
+    chose others: its properties were written for that time model (Echidna's own
+    ``echidna_valid_timestamp`` fails after one jump of 100 weeks). A plain contract gets
+    any jump: time passes between transactions without bound on a real chain, and a
+    deadline months away is one transaction for the search (ILF's crowdsale refund).
+    """
+    if not harness:
+        return config
+    return replace(config,
+                   max_time_delay=(ECHIDNA_TIME_DELAY if config.max_time_delay is None
+                                   else config.max_time_delay),
+                   max_block_delay=(ECHIDNA_BLOCK_DELAY if config.max_block_delay is None
+                                    else config.max_block_delay))
+
+
 def input_space(chain: TestChain, specs: Sequence[FunctionSpec],
                 codes: dict[bytes, tuple[DeployedContract, bytes]],
                 senders: Sequence[int] | None = None,
@@ -285,6 +308,7 @@ class Worker:
         if cache is not None:
             events.add(_PrefixHints(cache))
         self.events = events
+        config = block_delays(config, bool(watchers))
         self.fuzzer = Fuzzer(self.target.run, (policy or HarveyPolicy)(self.space), config,
                              oracles=oracles, post=self.target, events=events,
                              distance=self.directed)

@@ -153,6 +153,14 @@ def fuzz_command(
                                  "their number over all seeds).")] = None,
     max_sequence_length: Annotated[int, typer.Option(
         "--max-sequence-length", help="Most transactions in a test case.")] = 16,
+    max_time_delay: Annotated[int | None, typer.Option(
+        "--max-time-delay", help="Most seconds one transaction may move the clock on "
+                                 "(Echidna's maxTimeDelay; default: a week for harnesses "
+                                 "with properties, unbounded otherwise).")] = None,
+    max_block_delay: Annotated[int | None, typer.Option(
+        "--max-block-delay", help="Most blocks one transaction may move the chain on "
+                                  "(Echidna's maxBlockDelay; default: 60480 for harnesses "
+                                  "with properties, unbounded otherwise).")] = None,
     no_prefix_cache: Annotated[bool, typer.Option(
         "--no-prefix-cache", help="Replay every sequence in full (no prefix-state cache).")
     ] = False,
@@ -238,6 +246,8 @@ def _fuzz(
     no_adaptive: bool,
     adaptive_share: float | None,
     max_sequence_length: int,
+    max_time_delay: int | None,
+    max_block_delay: int | None,
     no_prefix_cache: bool,
     shrink_limit: int,
     fork: str,
@@ -293,6 +303,12 @@ def _fuzz(
     if max_sequence_length < 1:
         raise SecantError("--max-sequence-length must be at least 1",
                           "use 1 for single transactions, or --sequences off")
+    for option, most in (("--max-time-delay", max_time_delay),
+                         ("--max-block-delay", max_block_delay)):
+        if most is not None and not 0 <= most < 1 << 64:
+            raise SecantError(f"{option} must be between 0 and 2**64 - 1",
+                              f"pass 0 to keep the block still, or a number of "
+                              f"{'seconds' if 'time' in option else 'blocks'}")
     if execs is not None and execs <= 0:
         raise SecantError("--execs must be positive", "pass a number of executions")
     if shrink_limit < 0:
@@ -310,7 +326,8 @@ def _fuzz(
                         predict=not no_predict, predict_iterations=predict_iterations,
                         sequences=sequences, aggressive_probability=aggressive_probability,
                         adaptive=not no_adaptive, adaptive_share=adaptive_share,
-                        max_sequence_length=max_sequence_length)
+                        max_sequence_length=max_sequence_length,
+                        max_time_delay=max_time_delay, max_block_delay=max_block_delay)
     flags = CompileOptions(solc_version=solc_version, optimize=optimize,
                            optimize_runs=optimizer_runs, via_ir=via_ir,
                            evm_version=evm_version, remappings=tuple(remap or ()))

@@ -60,6 +60,10 @@ class FuzzConfig:
     adaptive: bool = True
     adaptive_share: float | None = None  # None: sFuzz's, by the number of adaptive seeds
     caller_slots: bool = True  # data flow names balances[msg.sender] per sender (ablation)
+    # The most seconds and blocks one transaction may move the chain on; None: the
+    # campaign decides (secant.campaign.worker.block_delays).
+    max_time_delay: int | None = None
+    max_block_delay: int | None = None
 
 
 @dataclass

@@ -46,6 +46,9 @@ _INT_OPS = ("flip", "flip", "byteflip", "arith", "arith", "interesting", "dict",
             "random")
 _BYTES_OPS = ("flipbyte", "setbyte", "insert", "delete", "dict", "dict", "dict", "random")
 _WEIGHTS = {"arg": 8, "value": 2, "slot": 4}
+UNBOUNDED_DELAY = (1 << 40) - 1
+"""The most a block delta may be when nothing bounds it (far past any deadline)."""
+
 _TIME_STEPS = (0, 1, 12, 60, 3600, 86400, 7 * 86400, 30 * 86400, 365 * 86400)
 _BLOCK_STEPS = (0, 1, 2, 10, 100, 1000, 7200, 50400, 216000)
 _WORD = 1 << 256
@@ -106,6 +109,9 @@ class Mutator:
         # Block deltas are worth mutating only when the code reads TIMESTAMP / NUMBER.
         self.reads_time = reads_time
         self.reads_number = reads_number
+        # How far one transaction may move the block (FuzzConfig.max_time_delay, ...).
+        self.max_time_delay = UNBOUNDED_DELAY
+        self.max_block_delay = UNBOUNDED_DELAY
         self._interesting: dict[VType, list[int]] = {}
 
     def spec(self, tx: Tx) -> FunctionSpec:
@@ -224,7 +230,10 @@ class Mutator:
                 delta = rng.choice(_TIME_STEPS if kind == "time" else _BLOCK_STEPS)
             else:
                 delta = max(0, old_delta + rng.randint(-ARITH_MAX, ARITH_MAX))
-            new_tx = replace(tx, time=delta) if kind == "time" else replace(tx, blocks=delta)
+            if kind == "time":
+                new_tx = replace(tx, time=min(delta, self.max_time_delay))
+            else:
+                new_tx = replace(tx, blocks=min(delta, self.max_block_delay))
             operator = kind
         elif kind == "slot":
             slot = location[2]

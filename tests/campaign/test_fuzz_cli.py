@@ -57,6 +57,7 @@ def test_fuzz_writes_summary_and_findings(tmp_path: Path) -> None:
     (["--sender", "0x" + "1" * 41], "is not an address"),
     (["--block-number", "-1"], "--block-number must be between 0 and 2**64 - 1"),
     (["--block-time", str(1 << 64)], "--block-time must be between 0 and 2**64 - 1"),
+    (["--max-time-delay", "-5"], "--max-time-delay must be between 0 and 2**64 - 1"),
 ])
 def test_bad_options_fail_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     proc = run_cli("fuzz", str(EXAMPLES / "Baz.sol"), "--out", str(tmp_path), *args)

@@ -200,3 +200,14 @@ def test_import_adds_only_paths_new_to_the_worker() -> None:
     assert {seed.origin for seed in added} == {"import"}
     assert worker.import_cases(cases) == []  # the same paths again: nothing new
     assert worker.fuzzer.stats.execs == 2 * len(cases)
+
+
+def test_harnesses_get_echidnas_block_delays_and_plain_contracts_any() -> None:
+    from secant.campaign.worker import block_delays
+
+    plain = block_delays(FuzzConfig(), harness=False)
+    assert (plain.max_time_delay, plain.max_block_delay) == (None, None)  # unbounded
+    harness = block_delays(FuzzConfig(), harness=True)
+    assert (harness.max_time_delay, harness.max_block_delay) == (604_800, 60_480)
+    chosen = block_delays(FuzzConfig(max_time_delay=5), harness=True)
+    assert (chosen.max_time_delay, chosen.max_block_delay) == (5, 60_480)

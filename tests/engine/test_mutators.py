@@ -121,6 +121,22 @@ def test_a_call_with_nothing_to_change_is_not_mutated() -> None:
     assert m.havoc(case, random.Random(3)) is None
 
 
+def test_block_deltas_stay_within_the_most_one_transaction_may_move() -> None:
+    m = mutator()
+    m.max_time_delay, m.max_block_delay = 100, 3
+    rng = random.Random(4)
+    case = (m.random_tx(SPECS[0], rng),)
+    deltas = set()
+    for _ in range(300):
+        for kind in ("time", "blocks"):
+            mutation = m.mutate_at(case, (kind, 0), rng)
+            if mutation is not None:
+                case = mutation.case
+                deltas.add((kind, case[0].time if kind == "time" else case[0].blocks))
+    assert max(d for k, d in deltas if k == "time") == 100  # reached, never passed
+    assert max(d for k, d in deltas if k == "blocks") == 3
+
+
 def test_same_seed_same_mutations() -> None:
     def run(seed: int) -> list[Any]:
         m, rng = mutator(), random.Random(seed)

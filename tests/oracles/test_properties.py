@@ -97,6 +97,20 @@ def test_with_nothing_to_call_the_deployed_state_is_judged() -> None:
 
 
 @needs_node
+@pytest.mark.parametrize(("max_time_delay", "status"), [(None, "passed"),
+                                                        (365 * 86400, "failed")])
+def test_one_transaction_moves_the_clock_at_most_max_time_delay(max_time_delay: int | None,
+                                                                 status: str) -> None:
+    # None: a harness gets Echidna's week per transaction (16 weeks < a year).
+    chain = TestChain.setup(compiled("Conventions.sol"), contract="Clock")
+    config = FuzzConfig(seed=0, max_execs=3000, max_time_delay=max_time_delay)
+    summary = Campaign(chain, CampaignConfig(config)).run()
+    [prop] = summary["properties"]  # type: ignore[index]
+    assert prop["status"] == status
+    assert max(summary["sequences"]["lengths"]) <= 16  # type: ignore[index]
+
+
+@needs_node
 def test_the_broken_sequence_replays_to_the_violation() -> None:
     chain = TestChain.setup(compiled("MedusaStyle.sol"), contract="Machine")
     campaign = Campaign(chain, CampaignConfig(FuzzConfig(seed=0, max_execs=3000)))

@@ -108,6 +108,10 @@ class HarveyPolicy(Policy):
         config = fuzzer.config
         self.config = config
         self.rng = fuzzer.rng
+        if config.max_time_delay is not None:
+            self.mutator.max_time_delay = config.max_time_delay
+        if config.max_block_delay is not None:
+            self.mutator.max_block_delay = config.max_block_delay
         self.schedule = self._schedule or make_schedule(config.schedule)
         self.sequences = DemandDriven(config.sequences, self.mutator,
                                       config.max_sequence_length,

@@ -23,8 +23,6 @@ from secant.engine.predict import Domain, PredictionStats, Secant, predict
 from secant.engine.values import from_int, get_at, int_domain, set_at, to_int, type_at
 from secant.types import Location, RunResult, TxSeq
 
-_SCALAR_DOMAIN = Domain(0, (1 << 40) - 1)  # block-number and timestamp deltas
-
 IntegerView = tuple[int, Domain, Callable[[int], TxSeq]]
 """A parameter's integer value, its domain, and how to build the case with another value."""
 
@@ -77,7 +75,9 @@ class Predictor:
             return (tx.value, Domain(0, self.mutator.max_value),
                     lambda number: with_tx(value=number))
         if kind in ("time", "blocks"):
-            return (getattr(tx, kind), _SCALAR_DOMAIN,
+            most = (self.mutator.max_time_delay if kind == "time"
+                    else self.mutator.max_block_delay)
+            return (getattr(tx, kind), Domain(0, most),
                     lambda number: with_tx(**{kind: number}))
         if kind == "slot":
             slot = location[2]
