@@ -2,7 +2,15 @@
 
 import typer
 
-from secant.cli import bench_cmd, compile_cmd, deploy_cmd, evm_cmd, fuzz_cmd, replay_cmd
+from secant.cli import (
+    bench_cmd,
+    compile_cmd,
+    deploy_cmd,
+    evm_cmd,
+    fuzz_cmd,
+    replay_cmd,
+    shrink_cmd,
+)
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="secant: greybox fuzzer for EVM")
 
@@ -15,5 +23,5 @@ def version() -> None:
     typer.echo(__version__)
 
 
-for _module in (fuzz_cmd, replay_cmd, compile_cmd, deploy_cmd, evm_cmd, bench_cmd):
+for _module in (fuzz_cmd, replay_cmd, shrink_cmd, compile_cmd, deploy_cmd, evm_cmd, bench_cmd):
     _module.register(app)
