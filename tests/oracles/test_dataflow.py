@@ -29,34 +29,84 @@ DF = "dataflow/"
 # Budgets are about three times the executions the seed needs today (at least a few
 # hundred); the comment after each case says how many it takes.
 VULNERABLE = [
-    # SWC-104: a send whose result is dropped, and an old-style call.value()().
+    # SWC-104: a send whose result is dropped, an old-style call.value()(), and a send in
+    # 0.5 (each failing first with 0 wei: likely).
     Case(DF + "IgnoredSend.sol", "PayoutBook", "unchecked-call", 0, 300,
          marker="who.send(amount)", confidence="likely"),  # 34 (a send of 0 wei first)
     Case(DF + "LegacyRefund.sol", "RefundDesk", "unchecked-call", 0, 300,
          marker="to.call.value(paid)()", confidence="likely"),  # 5
-    # SWC-116/120: a payout on the timestamp, and one on a block number kept in storage.
+    Case(DF + "EscrowRelease.sol", "Escrow", "unchecked-call", 0, 300,
+         marker="payee.send(amount)", confidence="likely"),  # 33
+    # SWC-116/120: a payout on the timestamp, one on a block number kept in storage, one
+    # on a block hash (0.4), and an amount computed from the timestamp (0.6).
     Case(DF + "BlockLottery.sol", "SevenSeconds", "block-dependency", 0, 300, ETHER,
          marker="payable(msg.sender).transfer", confidence="likely"),  # 3
     Case(DF + "StoredDraw.sol", "NumberRaffle", "block-dependency", 0, 300, ETHER,
          marker="payable(msg.sender).transfer", confidence="likely"),  # 98
-    # SWC-112: a delegatecall to the caller's module.
+    Case(DF + "CoinFlip.sol", "CoinFlip", "block-dependency", 0, 300, ETHER,
+         marker="msg.sender.transfer", confidence="likely"),  # 1
+    Case(DF + "StakeReward.sol", "StakeReward", "block-dependency", 0, 500, ETHER,
+         marker="msg.sender.transfer(reward)"),  # 158: a stake, then a later claim
+    # SWC-112: a delegatecall to the caller's module (0.8, and 0.5 with a fixed selector),
+    # and a proxy whose open upgrade stores the address it later delegates to (0.4).
     Case(DF + "PluginHost.sol", "PluginHost", "controlled-delegatecall", 0, 300,
          marker="module.delegatecall(data)"),  # 1
-    # Controlled call: a relay that calls what the sender says.
+    Case(DF + "ModuleInit.sol", "ModularAccount", "controlled-delegatecall", 0, 300,
+         marker="module.delegatecall("),  # 1
+    Case(DF + "OpenUpgrade.sol", "WalletProxy", "controlled-delegatecall", 7, 3300, ETHER,
+         marker="require(logic.delegatecall(msg.data))",
+         confidence="likely"),  # 1070: upgrade, then a call through the fallback
+    # Controlled call: a relay that calls what the sender says (0.8), an executor without
+    # its owner check (0.4), a flash lender's callback (0.6).
     Case(DF + "Relay.sol", "Relay", "controlled-call", 0, 300,
          marker="to.call(data)"),  # 1
-    # SWC-115: the owner checked with tx.origin.
+    Case(DF + "OpenExecutor.sol", "Executor", "controlled-call", 0, 300,
+         marker="require(to.call(data))"),  # 1
+    Case(DF + "FlashLender.sol", "FlashLender", "controlled-call", 0, 300, ETHER,
+         marker="receiver.call{value: amount}(data)"),  # 62
+    # SWC-115: the owner checked with tx.origin (0.8, 0.4), an admin modifier on it (0.6).
     Case(DF + "OriginOwner.sol", "OriginWallet", "tx-origin", 0, 300, ETHER,
          marker="require(tx.origin == owner"),  # 10
+    Case(DF + "OriginVault.sol", "OriginVault", "tx-origin", 0, 300, ETHER,
+         marker="require(tx.origin == owner)"),  # 9
+    Case(DF + "OriginFees.sol", "FeeSwitch", "tx-origin", 0, 300,
+         marker="if (tx.origin != admin)"),  # 24
 ]
 
 SAFE = [
+    # A failed send puts the debt back (0.8), its outcome is stored for a retry (0.4), or
+    # returned to the owner who asked for it (0.6).
     Case(DF + "CheckedSend.sol", "CheckedPayoutBook", "unchecked-call", budget=300),
+    Case(DF + "RecordedSend.sol", "PaymentLog", "unchecked-call", budget=300),
+    Case(DF + "TryPay.sol", "Treasurer", "unchecked-call", budget=300, value=ETHER),
+    # A timestamp only stored and logged (0.8; 0.4 with SafeMath), a block number that
+    # decides only whether a purchase is accepted (0.7).
     Case(DF + "DepositLog.sol", "DepositLog", "block-dependency", budget=300, value=ETHER),
+    Case(DF + "TimedSavings.sol", "TimedSavings", "block-dependency", budget=300),
+    Case(DF + "SaleWindow.sol", "SaleWindow", "block-dependency", budget=300),
+    # Delegatecalls to a linked library (0.8, 0.4), to the logic a proxy deployed itself
+    # (0.5), to the contract itself in a multicall (0.7).
     Case(DF + "LibraryTally.sol", "Scoreboard", "controlled-delegatecall", budget=300),
+    Case(DF + "LinkedCounter.sol", "Turnstile", "controlled-delegatecall", budget=300),
+    Case(DF + "FixedLogic.sol", "FixedProxy", "controlled-delegatecall", budget=300),
+    Case(DF + "SelfMulticall.sol", "Notes", "controlled-delegatecall", budget=300),
+    # A chosen token with a fixed selector (0.8, and 0.7 by a low-level call), input data
+    # sent to a fixed contract (0.5).
     Case(DF + "TokenPull.sol", "TokenPull", "controlled-call", budget=300),
+    Case(DF + "TokenDeposit.sol", "TokenDeposit", "controlled-call", budget=300),
+    Case(DF + "FixedForwarder.sol", "RegistryGateway", "controlled-call", budget=300),
+    # tx.origin compared with msg.sender or guarding an event (0.8, 0.4), only stored and
+    # logged (0.6).
     Case(DF + "EoaOnly.sol", "EoaCounter", "tx-origin", budget=300),
+    Case(DF + "HumanOnly.sol", "HumanPiggyBank", "tx-origin", budget=300),
+    Case(DF + "OriginAudit.sol", "AuditedSetting", "tx-origin", budget=300),
 ]
+
+
+def named_case(contract: str) -> Case:
+    """The table's case of ``contract`` (the hand-written tests below reuse them)."""
+    return next(case for case in (*VULNERABLE, *SAFE) if case.contract == contract)
+
 
 # The instructions whose every site in the near miss's code the campaign must have run.
 RISKY = {"unchecked-call": {CALL}, "block-dependency": {CALL},
@@ -78,7 +128,7 @@ def test_a_vulnerable_contract_is_found(case: Case) -> None:
     assert finding.oracle == finding.kind == case.oracle
     assert finding.swc in ((oracle.swc or ""), "SWC-120")
     assert finding.case and finding.sequence and finding.execs_to_find <= case.budget
-    assert f"Severity {oracle.severity}, confidence " in finding.detail
+    assert f"Severity {oracle.severity}, confidence {case.confidence}:" in finding.detail
     assert finding.source is not None
     assert finding.source.endswith(f"{case.file.split('/')[-1]}:{line_of(case)}")
     # The finding's case shows the bug again on a fresh chain, with a fresh oracle.
@@ -100,10 +150,21 @@ def test_a_near_miss_is_not_reported(case: Case) -> None:
     assert chain.main is not None
     code = chain.code_at(chain.main.address)
     code_hash = keccak256(code)
+    end = code_end(code)
     sites = [(start, pc) for start, instructions in analyze(code, code_hash, chain.fork).blocks
-             for pc, op, _ in instructions if op in RISKY[case.oracle]]
+             for pc, op, _ in instructions if op in RISKY[case.oracle] and pc < end]
     covered = campaign.fuzzer.coverage.blocks
     assert sites and all((code_hash, start) in covered for start, _ in sites)
+
+
+def code_end(code: bytes) -> int:
+    """Where solc's CBOR metadata starts (its length is the code's last two bytes).
+
+    Its hash bytes may decode as any opcode (0.4's bzzr0 hash holds a DELEGATECALL byte
+    in LinkedCounter.sol's Turnstile): they are no site the campaign could run.
+    """
+    start = len(code) - 2 - int.from_bytes(code[-2:], "big")
+    return start if 0 <= start < len(code) and code[start] in (0xA1, 0xA2, 0xA3) else len(code)
 
 
 # ---------------------------------------------------------------------- hand-written cases
@@ -146,7 +207,7 @@ def replay(case: Case, steps: list[Step], force: bool = False
 
 @needs_node
 def test_a_checked_send_is_no_finding_and_needs_no_recording() -> None:
-    safe = SAFE[0]
+    safe = named_case("CheckedPayoutBook")
     chain = chain_of(safe)
     [oracle] = registry.build(chain, [safe.oracle])
     assert oracle.needs == frozenset()  # every flag is tested right after its call
@@ -156,7 +217,7 @@ def test_a_checked_send_is_no_finding_and_needs_no_recording() -> None:
     [call] = [c for c in flow.calls if c.opcode == CALL]
     assert not call.success and call.checked == "branch" and findings == []
     # The same steps on the unchecked book: certain, since ether stayed behind.
-    [finding], flow = replay(VULNERABLE[0], steps)
+    [finding], flow = replay(named_case("PayoutBook"), steps)
     [call] = flow.calls
     assert not call.success and call.checked == "" and call.value == 1000
     assert "confidence certain" in finding.detail and "1000 wei stayed" in finding.detail
@@ -164,7 +225,7 @@ def test_a_checked_send_is_no_finding_and_needs_no_recording() -> None:
 
 @needs_node
 def test_a_successful_or_reverted_send_is_no_finding() -> None:
-    book = VULNERABLE[0]
+    book = named_case("PayoutBook")
     # Paid to an account that takes it: the call worked.
     findings, flow = replay(book, [("user1", "credit(address)", ("user2",), 1000, 0),
                                    ("user1", "payOut(address)", ("user2",), 0, 0)])
@@ -173,7 +234,7 @@ def test_a_successful_or_reverted_send_is_no_finding() -> None:
 
 @needs_node
 def test_a_stored_timestamp_that_decides_nothing_is_no_finding() -> None:
-    log = SAFE[1]
+    log = named_case("DepositLog")
     steps: list[Step] = [("user1", "deposit()", (), ETHER, 0),
                          ("user1", "withdraw(uint256)", (1000,), 0, 7200)]
     findings, flow = replay(log, steps)
@@ -188,7 +249,7 @@ def test_a_stored_timestamp_that_decides_nothing_is_no_finding() -> None:
 
 @needs_node
 def test_a_block_number_decides_a_payout_through_storage() -> None:
-    raffle = VULNERABLE[3]
+    raffle = named_case("NumberRaffle")
     chain = chain_of(raffle)
     odd = chain.env.number % 2 == 0  # a block advanced before `enter` makes it odd
     steps: list[Step] = [("user1", "enter()", (), 0, 0), ("user2", "draw()", (), 0, 0)]
@@ -207,25 +268,25 @@ def test_a_block_number_decides_a_payout_through_storage() -> None:
 
 @needs_node
 def test_a_delegatecall_to_a_linked_library_is_no_finding() -> None:
-    tally = SAFE[2]
+    tally = named_case("Scoreboard")
     findings, flow = replay(tally, [("attacker1", "record(uint256)", (5,), 0, 0)])
     [delegation] = [s for s in flow.sinks if s.opcode == DELEGATECALL]
     assert findings == [] and delegation.target_labels == 0
     # The library's writes carry the input it was handed.
     assert any(s.opcode == SSTORE and s.value_labels & INPUT for s in flow.sinks)
-    host = VULNERABLE[4]
+    host = named_case("PluginHost")
     [finding] = replay(host, [("deployer", "run(address,bytes)", ("user1", b""), 0, 0)])[0]
     assert "confidence possible" in finding.detail  # the deployer's own choice
 
 
 @needs_node
 def test_a_fixed_selector_to_a_chosen_token_is_no_controlled_call() -> None:
-    pull = SAFE[3]
+    pull = named_case("TokenPull")
     findings, flow = replay(pull, [("attacker1", "pull(address,uint256)", ("normal", 5), 0,
                                     0)])
     [call] = [s for s in flow.sinks if s.opcode == CALL]
     assert findings == [] and call.target_labels & INPUT and not call.selector_labels & INPUT
-    relay = VULNERABLE[5]
+    relay = named_case("Relay")
     transfer = function_selector("transfer(address,uint256)") + bytes(64)
     [finding] = replay(relay, [("attacker1", "forward(address,bytes)", ("user1", transfer),
                                 0, 0)])[0]
@@ -237,14 +298,14 @@ def test_a_fixed_selector_to_a_chosen_token_is_no_controlled_call() -> None:
 
 @needs_node
 def test_origin_against_sender_or_guarding_nothing_is_no_finding() -> None:
-    counter = SAFE[4]
+    counter = named_case("EoaCounter")
     findings, flow = replay(counter, [("deployer", "bump()", (), 0, 0),
                                       ("deployer", "ping()", (), 0, 0),
                                       ("deployer", "reset()", (), 0, 0)])
     assert findings == []
     checks = [b for b in flow.branches if b.labels & ORIGIN_CHECK]
     assert len(checks) == 1  # ping's `if (tx.origin == owner)`, which guards no change
-    wallet = VULNERABLE[6]
+    wallet = named_case("OriginWallet")
     [finding] = replay(wallet, [("deployer", "setOwner(address)", ("user1",), 0, 0)])[0]
     assert "wrote storage slot 0x0" in finding.detail
     # A sender that is not the owner fails the check: nothing changed, nothing reported.
@@ -253,7 +314,7 @@ def test_origin_against_sender_or_guarding_nothing_is_no_finding() -> None:
 
 @needs_node
 def test_a_lazy_replay_judges_as_the_recording_does_and_leaves_the_run_alone() -> None:
-    wallet = VULNERABLE[6]
+    wallet = named_case("OriginWallet")
     steps: list[Step] = [("user1", "setOwner(address)", ("user1",), 0, 0),
                          ("deployer", "pay(address,uint256)", ("user2", 10), 0, 0),
                          ("deployer", "setOwner(address)", ("user1",), 0, 0)]
@@ -276,7 +337,7 @@ def test_a_lazy_replay_judges_as_the_recording_does_and_leaves_the_run_alone() -
 
 @needs_node
 def test_a_run_like_one_judged_clean_is_not_replayed(monkeypatch: pytest.MonkeyPatch) -> None:
-    counter = SAFE[4]
+    counter = named_case("EoaCounter")
     chain = chain_of(counter)
     [oracle] = registry.build(chain, [counter.oracle])
     assert isinstance(oracle, FlowOracle)
@@ -297,3 +358,39 @@ def test_a_run_like_one_judged_clean_is_not_replayed(monkeypatch: pytest.MonkeyP
     # A new path (reset after bump) is replayed.
     longer = case_of(chain, [("user2", "bump()", (), 0, 0), ("deployer", "reset()", (), 0, 0)])
     assert oracle.check(target.run(longer), target) == [] and len(calls) == 2
+
+
+SCHEDULER = Case(DF + "SignatureCall.sol", "Scheduler", "controlled-call")
+
+
+def signed_call(chain: TestChain) -> tuple[Tx, ...]:
+    """attacker1 has Scheduler call user2's ``transfer(address,uint256)``.
+
+    Built by hand: ``case_of`` would take the signature string for a sender's name.
+    """
+    args = (chain.sender("user2").address, "transfer(address,uint256)", bytes(64))
+    return (Tx("run(address,string,bytes)", args, chain.sender("attacker1").address),)
+
+
+@needs_node
+def test_a_selector_hashed_from_a_string_argument_is_a_controlled_call() -> None:
+    # KECCAK256 takes the labels of the bytes it hashes: the recording sees the input.
+    chain = chain_of(SCHEDULER)
+    [oracle] = registry.build(chain, [SCHEDULER.oracle])
+    target = ContractTarget(chain, frozenset({"dataflow", "calls", "panics"}))
+    [finding] = oracle.check(target.run(signed_call(chain)), target)
+    assert "confidence certain" in finding.detail
+
+
+@needs_node
+@pytest.mark.xfail(strict=True, reason="the precondition looks for the selector's bytes "
+                   "among the case's byte strings; a hashed selector is never there, so "
+                   "the run is not replayed (campaigns find Scheduler only when the "
+                   "signature is empty and keccak256('')[:4] happens to be in the data)")
+def test_a_campaign_run_with_a_hashed_selector_is_replayed() -> None:
+    chain = chain_of(SCHEDULER)
+    [oracle] = registry.build(chain, [SCHEDULER.oracle])
+    target = ContractTarget(chain, oracle.needs | {"panics"})
+    result = target.run(signed_call(chain))
+    assert result.outcomes[0].success
+    assert oracle.check(result, target)

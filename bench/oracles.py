@@ -1,0 +1,298 @@
+"""Benchmark: what each rated oracle finds, what it reports wrongly, and what all of them cost.
+
+Usage: ``.venv/bin/python bench/oracles.py [--seeds 5] [--budget 20000] [--fp-budget 3000]
+[--speed-execs 5000] [--repeat 3] [--only ORACLE]``
+
+The fixtures are those of the oracle tests' tables (``VULNERABLE`` and ``SAFE`` of
+tests/oracles/test_vulnerabilities.py and tests/oracles/test_dataflow.py, one source of
+truth), each deployed as its test deploys it. Three markdown tables:
+
+* **detection**: for every rated oracle, its vulnerable fixtures fuzzed with that oracle
+  alone (as the tests do) with seeds ``0 .. --seeds - 1`` until the fixture is reported or
+  ``--budget`` executions are spent: the runs that found it, the median and the largest
+  executions to find over those runs, and the slowest fixture by its median;
+* **false positives**: every fixture of every oracle fuzzed with *every* registered oracle
+  (what ``secant fuzz`` runs by default), ``--fp-budget`` executions, the same seeds: the
+  safe fixtures of an oracle it reported in some run, and the other oracles' fixtures
+  (vulnerable or safe) it reported, by name, for the reader to judge (an ether-draining
+  reentrancy is also a leak when the attacker paid nothing);
+* **speed**: executions per second of the same campaign (seed 0, ``--speed-execs``
+  executions, best of ``--repeat``) without any oracle and with every registered oracle, on
+  bench/contracts/Token.sol and a few fixtures whose oracles do work on every run
+  (recordings, replays, re-entries). Only the fuzzing loop is timed (as bench/engine.py
+  times it): building the campaign (the oracles' static scans) and the final shrinking are
+  not. The issue's aim is that all oracles together cost less than half the loop's speed:
+  the ratio "all / none" should stay above 0.5; where it does not, each oracle is timed
+  alone to name the one the cost comes from.
+
+Figures only; nothing is asserted (the tests pin fixed seeds and budgets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.chain.chain import TestChain
+from secant.compile.loader import load
+from secant.engine.events import FuzzListener
+from secant.engine.fuzzer import FuzzConfig
+from secant.oracles import registry
+from secant.types import Finding
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = ROOT / "bench" / "contracts" / "Token.sol"
+
+# The rated detectors, in the order docs/oracles.md lists them.
+RATED = ("leaking-ether", "suicidal", "arbitrary-storage-write", "freezing-ether",
+         "unchecked-call", "block-dependency", "controlled-delegatecall", "controlled-call",
+         "tx-origin", "reentrancy")
+
+# Fixtures timed with and without oracles (contract names of the tables' cases): one
+# re-entered bank (storage and balances recordings, a sixth sender), a credit line that
+# leaks (balances and calls), a raffle whose payouts are replayed with the dataflow
+# recording, a wallet whose every write is a tx-origin candidate, and a crowdfund that
+# receives ether (freezing's receipts).
+SPEED_FIXTURES = ("LateBookkeeping", "CreditLine", "NumberRaffle", "OriginWallet",
+                  "Crowdfund")
+
+
+@dataclass
+class Fixture:
+    """A case of the tests' tables, with the module that deploys it."""
+
+    case: Any  # tests.oracles.test_vulnerabilities.Case
+    vulnerable: bool
+    # Oracles that reported it in the all-oracle campaigns, with the seeds that did.
+    reported: dict[str, list[int]] = field(default_factory=dict)
+
+
+def tables() -> tuple[ModuleType, list[Fixture]]:
+    """The test module with the deployment helpers, and every fixture of both tables."""
+    sys.path.insert(0, str(ROOT))  # the tables live in the tests, not in the package
+    vulnerabilities = importlib.import_module("tests.oracles.test_vulnerabilities")
+    dataflow = importlib.import_module("tests.oracles.test_dataflow")
+    fixtures = [Fixture(case, vulnerable)
+                for module in (vulnerabilities, dataflow)
+                for vulnerable, cases in ((True, module.VULNERABLE), (False, module.SAFE))
+                for case in cases]
+    return vulnerabilities, fixtures
+
+
+class StopWhenReported(FuzzListener):
+    """Ends a campaign once the fixture's contract is reported."""
+
+    def __init__(self, campaign: Campaign, contract: str) -> None:
+        self.campaign = campaign
+        self.contract = contract
+
+    def on_finding(self, finding: Finding) -> None:
+        if finding.contract == self.contract:
+            self.campaign.fuzzer.stop()
+
+
+def campaign(chain: TestChain, seed: int, execs: int,
+             oracles: Sequence[str] | None) -> Campaign:
+    """A one-worker campaign without shrinking or reports (None: every oracle)."""
+    factories = (None if oracles is None
+                 else [registry.available()[name] for name in oracles])
+    config = CampaignConfig(FuzzConfig(seed=seed, max_execs=execs), shrink_limit=0,
+                            reports=False)
+    return Campaign(chain, config, oracles=factories)
+
+
+# ---------------------------------------------------------------------- detection
+def executions_to_find(helpers: ModuleType, case: Any, seed: int, budget: int) -> int | None:
+    """Executions until ``case``'s oracle alone reports its contract (None: missed)."""
+    reported = case.reported or case.contract
+    run = campaign(helpers.chain_of(case), seed, budget, [case.oracle])
+    run.listen(StopWhenReported(run, reported))
+    run.workers[0].fuzz()
+    found = [f.execs_to_find for f in run.findings.values() if f.contract == reported]
+    return min(found) if found else None
+
+
+def detection(helpers: ModuleType, fixtures: list[Fixture], oracles: Sequence[str],
+              seeds: int, budget: int) -> None:
+    """Print the detection table (see the module docstring)."""
+    print(f"\nDetection: each oracle alone on its vulnerable fixtures, seeds 0-{seeds - 1}, "
+          f"at most {budget:,} executions\n")
+    print("| oracle | fixtures (solc) | found / runs | median execs | largest | slowest "
+          "fixture (median) |")
+    print("|---|---|---|---|---|---|")
+    for name in oracles:
+        cases = [f.case for f in fixtures if f.vulnerable and f.case.oracle == name]
+        found: list[int] = []
+        runs = 0
+        slowest: tuple[float, str] = (-1.0, "")
+        for case in cases:
+            mine = []
+            for seed in range(seeds):
+                runs += 1
+                execs = executions_to_find(helpers, case, seed, budget)
+                if execs is not None:
+                    mine.append(execs)
+            found += mine
+            # A fixture missed in some run counts as slower than any it found.
+            median = (statistics.median(mine) if len(mine) == seeds
+                      else float(budget + seeds - len(mine)))
+            label = f"{case.contract} ({_median_text(mine, seeds)})"
+            slowest = max(slowest, (median, label))
+            print(f"  {name} {case.contract}: {mine}", file=sys.stderr)
+        median_all = f"{statistics.median(found):,.0f}" if found else "-"
+        largest = f"{max(found):,}" if found else "-"
+        versions = solc_lines(cases, helpers.FIXTURES)
+        print(f"| `{name}` | {len(cases)} ({versions}) | {len(found)} / {runs} | {median_all} | "
+              f"{largest} | {slowest[1]} |")
+
+
+def solc_lines(cases: list[Any], folder: Path) -> str:
+    """The solc release lines the fixtures' pragmas choose (``0.4, 0.6, 0.8``)."""
+    lines = set()
+    for case in cases:
+        text = (folder / case.file).read_text()
+        match = re.search(r"pragma solidity\s*[\^>=~]*\s*(0\.\d+)", text)
+        if match:
+            lines.add(match.group(1))
+    return ", ".join(sorted(lines, key=lambda line: int(line.split(".")[1])))
+
+
+def _median_text(found: list[int], seeds: int) -> str:
+    text = f"{statistics.median(found):,.0f}" if found else "-"
+    missed = seeds - len(found)
+    return text if not missed else f"{text}, {missed} missed"
+
+
+# ---------------------------------------------------------------------- false positives
+def reports(helpers: ModuleType, fixtures: list[Fixture], seeds: int, budget: int) -> None:
+    """Fill each fixture's ``reported``: every oracle, every seed, the whole budget."""
+    for fixture in fixtures:
+        case = fixture.case
+        for seed in range(seeds):
+            run = campaign(helpers.chain_of(replace(case, seed=seed)), seed, budget, None)
+            run.workers[0].fuzz()
+            for finding in run.findings.values():
+                oracle = finding.oracle or finding.kind
+                seen = fixture.reported.setdefault(oracle, [])
+                if seed not in seen:
+                    seen.append(seed)
+        print(f"  {case.id}: {fixture.reported}", file=sys.stderr)
+
+
+def false_positives(helpers: ModuleType, fixtures: list[Fixture], oracles: Sequence[str],
+                    seeds: int, budget: int) -> None:
+    """Print the false-positive table from the fixtures' ``reported``."""
+    print(f"\nFalse positives: every registered oracle on every fixture, seeds 0-{seeds - 1},"
+          f" {budget:,} executions each\n")
+    print("| oracle | its safe fixtures (solc) reported | runs | other oracles' fixtures it "
+          "reported (runs) |")
+    print("|---|---|---|---|")
+    for name in oracles:
+        safe = [f for f in fixtures if not f.vulnerable and f.case.oracle == name]
+        wrong = [f for f in safe if name in f.reported]
+        runs = sum(len(f.reported[name]) for f in wrong)
+        named = ", ".join(f"{f.case.contract} ({len(f.reported[name])})" for f in wrong)
+        others = [f for f in fixtures if f.case.oracle != name and name in f.reported]
+        listed = ", ".join(
+            f"{f.case.contract}{'' if f.vulnerable else ' (safe)'} ({len(f.reported[name])})"
+            for f in others) or "none"
+        versions = solc_lines([f.case for f in safe], helpers.FIXTURES)
+        own = f"{len(wrong)} of {len(safe)} ({versions})" + (f": {named}" if named else "")
+        print(f"| `{name}` | {own} | {runs} / {len(safe) * seeds} | {listed} |")
+    extra = sorted({oracle for f in fixtures for oracle in f.reported} - set(oracles))
+    for oracle in extra:
+        listed = ", ".join(f"{f.case.contract} ({len(f.reported[oracle])})"
+                           for f in fixtures if oracle in f.reported)
+        print(f"| `{oracle}` (not rated) | | | {listed} |")
+
+
+# ---------------------------------------------------------------------- speed
+def loop_rate(chain_of: Any, execs: int, oracles: Sequence[str] | None,
+              repeat: int) -> float:
+    """Best executions/s of the campaign's loop over ``repeat`` fresh campaigns."""
+    best = 0.0
+    for _ in range(repeat):
+        run = campaign(chain_of(), 0, execs, oracles)
+        started = time.perf_counter()
+        run.workers[0].fuzz()
+        elapsed = time.perf_counter() - started
+        best = max(best, run.fuzzer.stats.execs / elapsed)
+    return best
+
+
+def speed(helpers: ModuleType, fixtures: list[Fixture], execs: int, repeat: int) -> None:
+    """Print the speed table: no oracle against every registered oracle."""
+    print(f"\nSpeed: the campaign's loop, seed 0, {execs:,} executions, best of {repeat}\n")
+    print("| campaign | no oracle exec/s | every oracle exec/s | all / none | below 0.5: the "
+          "costliest oracle alone (exec/s) |")
+    print("|---|---|---|---|---|")
+    tokens = load([TOKEN])
+    targets: list[tuple[str, Any]] = [
+        ("Token.sol (ERC-20)",
+         lambda: TestChain.setup(tokens, contract="Token", args=[10**30]))]
+    by_name = {f.case.contract: f.case for f in fixtures}
+    for contract in SPEED_FIXTURES:
+        case = by_name[contract]
+        targets.append((f"{contract} ({case.oracle})",
+                        lambda case=case: helpers.chain_of(case)))
+    ratios = []
+    for label, chain_of in targets:
+        loop_rate(chain_of, min(execs, 300), None, 1)  # warm-up: code tables, compiles
+        none = loop_rate(chain_of, execs, [], repeat)
+        every = loop_rate(chain_of, execs, None, repeat)
+        ratios.append(every / none)
+        # Where the aim is missed, which detector the cost comes from: each one alone.
+        costliest = "-"
+        if every / none < 0.5:
+            rate, name = min((loop_rate(chain_of, execs, [name], repeat), name)
+                             for name in registry.available())
+            costliest = f"`{name}` ({rate:,.0f})"
+        print(f"| {label} | {none:,.0f} | {every:,.0f} | {every / none:.2f} | {costliest} |")
+    worst = min(ratios)
+    verdict = "met" if worst >= 0.5 else "not met"
+    print(f"\nAim (every oracle keeps at least half the loop's speed): {verdict}; "
+          f"the lowest ratio is {worst:.2f}, the geometric mean "
+          f"{statistics.geometric_mean(ratios):.2f}.")
+
+
+def main() -> None:
+    """Run the three parts and print their tables."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--budget", type=int, default=20000,
+                        help="executions at most to find a vulnerable fixture")
+    parser.add_argument("--fp-budget", type=int, default=3000,
+                        help="executions of each all-oracle campaign")
+    parser.add_argument("--speed-execs", type=int, default=5000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", choices=RATED, help="detection and false positives of "
+                        "one oracle's fixtures (no speed table)")
+    parser.add_argument("--skip", action="append", default=[],
+                        choices=("detection", "fp", "speed"))
+    args = parser.parse_args()
+    helpers, fixtures = tables()
+    oracles = RATED if args.only is None else (args.only,)
+    chosen = [f for f in fixtures if args.only is None or f.case.oracle == args.only]
+    started = time.perf_counter()
+    if "detection" not in args.skip:
+        detection(helpers, chosen, oracles, args.seeds, args.budget)
+    if "fp" not in args.skip:
+        reports(helpers, chosen, args.seeds, args.fp_budget)
+        false_positives(helpers, chosen, oracles, args.seeds, args.fp_budget)
+    if "speed" not in args.skip and args.only is None:
+        speed(helpers, fixtures, args.speed_execs, args.repeat)
+    print(f"\n({time.perf_counter() - started:,.0f} s)", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
