@@ -18,7 +18,7 @@ from secant.evm.blockgen import PLAIN, STEPPED, TRACED, BlockFn, Instruction, co
 from secant.evm.forks import Fork
 from secant.evm.opcodes import HALTS, JUMP, JUMPDEST, JUMPI, READS_GAS, immediate_size
 
-__all__ = ["PLAIN", "STEPPED", "TRACED", "CodeAnalysis", "analyze"]
+__all__ = ["PLAIN", "STEPPED", "TRACED", "CodeAnalysis", "analyze", "code_end"]
 
 
 def _decode(code: bytes) -> tuple[list[Instruction], frozenset[int]]:
@@ -112,3 +112,18 @@ def analyze(code: bytes, code_hash: bytes, fork: Fork) -> CodeAnalysis:
                 del _CACHE[old]
         found = _CACHE[key] = CodeAnalysis(code, code_hash, fork)
     return found
+
+
+def code_end(code: bytes) -> int:
+    """Where the instructions end: before solc's CBOR metadata when the code has it.
+
+    solc appends a CBOR map (one to three entries: "ipfs", "bzzr0", "solc", ...) and its
+    two-byte length; those bytes decode as instructions that never run.
+    """
+    if len(code) < 2:
+        return len(code)
+    length = int.from_bytes(code[-2:], "big")
+    start = len(code) - 2 - length
+    if 0 <= start < len(code) - 2 and code[start] in (0xA1, 0xA2, 0xA3):
+        return start
+    return len(code)

@@ -28,7 +28,7 @@ from secant.evm.opcodes import CALL, CALLCODE, OPS
 from secant.oracles.flows import FlowOracle, call_sites
 from secant.oracles.rated import ether, function_name
 from secant.targets.contract import ContractRun
-from secant.targets.taint import INPUT, STORED, Dataflow
+from secant.targets.taint import INPUT, Dataflow
 from secant.types import Finding
 
 _CALLS = frozenset({CALL, CALLCODE})
@@ -72,19 +72,11 @@ class ControlledCallOracle(FlowOracle):
             contract = self.contract(sink.code_hash)
             if contract is None or sink.tx >= len(case):
                 continue
-            sender = case[sink.tx].sender
-            if self.privileged(result, sink.tx):
-                confidence = "possible"
-                why = (f"{self.who(sender)}, the deployer or an account a trusted sender "
-                       "named, chose them; an owner's or a multisig's execute function is "
-                       "a deliberate power")
-            elif (sink.target_labels | sink.selector_labels) & STORED:
-                confidence = "likely"
-                why = ("part of it came out of storage that a transaction of the case wrote "
-                       "from its input")
-            else:
-                confidence = "certain"
-                why = f"{self.who(sender)}, a sender without any granted right, chose them"
+            confidence, why = self.chooser_rating(
+                result, sink.tx, sink.target_labels | sink.selector_labels, "them",
+                "an owner's or a multisig's execute function is a deliberate power",
+                "part of it came out of storage that a transaction of the case wrote from "
+                "its input")
             key = (self.name, sink.code_hash, sink.pc, confidence)
             if key in seen:
                 continue

@@ -27,7 +27,7 @@ from secant.evm.opcodes import CALLCODE, DELEGATECALL, OPS
 from secant.oracles.flows import FlowOracle, code_opcodes
 from secant.oracles.rated import function_name
 from secant.targets.contract import ContractRun
-from secant.targets.taint import INPUT, STORED, Dataflow
+from secant.targets.taint import INPUT, Dataflow
 from secant.types import Finding
 
 _DELEGATIONS = frozenset({DELEGATECALL, CALLCODE})
@@ -68,19 +68,10 @@ class ControlledDelegatecallOracle(FlowOracle):
             contract = self.contract(sink.code_hash)
             if contract is None or sink.tx >= len(case):
                 continue
-            sender = case[sink.tx].sender
-            if self.privileged(result, sink.tx):
-                confidence = "possible"
-                why = (f"{self.who(sender)}, the deployer or an account a trusted sender "
-                       "named, chose it; an admin's upgrade may be intended")
-            elif sink.target_labels & STORED:
-                confidence = "likely"
-                why = ("the address came out of storage that a transaction of the case "
-                       "wrote from its input; if that was a legitimate upgrade, this is "
-                       "intended")
-            else:
-                confidence = "certain"
-                why = f"{self.who(sender)}, a sender without any granted right, chose it"
+            confidence, why = self.chooser_rating(
+                result, sink.tx, sink.target_labels, "it", "an admin's upgrade may be intended",
+                "the address came out of storage that a transaction of the case wrote from "
+                "its input; if that was a legitimate upgrade, this is intended")
             key = (self.name, sink.code_hash, sink.pc, confidence)
             if key in seen:
                 continue

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from secant.evm.analysis import analyze
+from secant.evm.analysis import analyze, code_end
 from secant.evm.constant_stack import peek, step
 from secant.evm.forks import Fork
 from secant.evm.opcodes import (
@@ -127,7 +127,7 @@ def scan(code: bytes, code_hash: bytes, fork: Fork) -> CodeExits:
     # JUMPDEST pc -> the abstract stack a JUMPI with that constant target leaves there.
     carried: dict[int, list[int | None]] = {}
     previous = -1  # the first instruction runs first
-    end = _code_end(code)
+    end = code_end(code)
     for pc, op, value in analysis.instructions:
         if pc >= end:
             break
@@ -161,13 +161,3 @@ def scan(code: bytes, code_hash: bytes, fork: Fork) -> CodeExits:
     return found
 
 
-def _code_end(code: bytes) -> int:
-    """Where the instructions end: before solc's CBOR metadata when the code has it."""
-    if len(code) < 2:
-        return len(code)
-    length = int.from_bytes(code[-2:], "big")
-    start = len(code) - 2 - length
-    # A CBOR map of one to three entries ("ipfs", "bzzr0", "solc", ...).
-    if 0 <= start < len(code) - 2 and code[start] in (0xA1, 0xA2, 0xA3):
-        return start
-    return len(code)

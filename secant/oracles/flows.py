@@ -42,7 +42,7 @@ from weakref import WeakKeyDictionary
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.engine.oracle import PostState
-from secant.evm.analysis import analyze
+from secant.evm.analysis import analyze, code_end
 from secant.evm.constant_stack import peek, step
 from secant.evm.opcodes import (
     CALL,
@@ -66,7 +66,7 @@ from secant.evm.opcodes import (
 )
 from secant.oracles.rated import RatedOracle
 from secant.targets.contract import ContractRun, ContractTarget
-from secant.targets.taint import Dataflow, FlowBranch, label_names
+from secant.targets.taint import STORED, Dataflow, FlowBranch, label_names
 from secant.targets.trace import CallEvent, dataflow_of
 from secant.types import Finding, RunResult, TxSeq
 
@@ -107,7 +107,7 @@ def code_opcodes(chain: TestChain, code: bytes, code_hash: bytes) -> frozenset[i
     key = (code_hash, chain.fork.name)
     found = _OPCODES.get(key)
     if found is None:
-        end = _code_end(code)
+        end = code_end(code)
         found = _OPCODES[key] = frozenset(
             op for pc, op, _ in analyze(code, code_hash, chain.fork).instructions if pc < end)
     return found
@@ -120,7 +120,7 @@ def call_sites(chain: TestChain, code: bytes, code_hash: bytes) -> tuple[CallSit
     if found is not None:
         return found
     analysis = analyze(code, code_hash, chain.fork)
-    end = _code_end(code)
+    end = code_end(code)
     ops = {pc: (op, value) for pc, op, value in analysis.instructions if pc < end}
     sites: list[CallSite] = []
     for start, instructions in analysis.blocks:
@@ -210,17 +210,6 @@ def _flag_step(stack: list[Item], op: int, value: int) -> None:
         del stack[max(0, len(stack) - info.pops):]
         derived = any(d for _, d in popped)
         stack.extend([(None, derived)] * info.pushes)
-
-
-def _code_end(code: bytes) -> int:
-    """Where the instructions end: before solc's CBOR metadata when the code has it."""
-    if len(code) < 2:
-        return len(code)
-    length = int.from_bytes(code[-2:], "big")
-    start = len(code) - 2 - length
-    if 0 <= start < len(code) - 2 and code[start] in (0xA1, 0xA2, 0xA3):
-        return start
-    return len(code)
 
 
 # ---------------------------------------------------------------------- replays
@@ -386,3 +375,19 @@ class FlowOracle(RatedOracle):
         case, outcomes = result.case, result.outcomes
         sender = case[tx].sender
         return sender == self.deployer or self.granted(case, outcomes, tx, frozenset({sender}))
+
+    def chooser_rating(self, result: RunResult, tx: int, labels: int, chose: str,
+                       deliberate: str, stored: str) -> tuple[str, str]:
+        """Confidence and why for a callee that transaction ``tx``'s input chose.
+
+        *possible* when a privileged sender chose it (``deliberate`` says why that may be
+        intended), *likely* when part of it came out of storage an input wrote (``stored``
+        says so), else *certain*. ``chose`` names what was chosen ("it", "them").
+        """
+        sender = self.who(result.case[tx].sender)
+        if self.privileged(result, tx):
+            return "possible", (f"{sender}, the deployer or an account a trusted sender "
+                                f"named, chose {chose}; {deliberate}")
+        if labels & STORED:
+            return "likely", stored
+        return "certain", f"{sender}, a sender without any granted right, chose {chose}"

@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from secant.evm.analysis import analyze
+from secant.evm.constant_stack import step as constant_step
 from secant.evm.opcodes import (
     BLOCKHASH,
     CALL,
@@ -414,28 +415,10 @@ class _CodeShape:
                 continue
             if PUSH1 <= op <= PUSH32 and (value == _PANIC or value == _PANIC << 224):
                 panic = True
-            _abstract_step(stack, op, value)
+            constant_step(stack, op, value)
             info = OPS[op]
             pc += 1 + info.immediate
         return _GOES_ON
-
-
-def _abstract_step(stack: list[int | None], op: int, value: int) -> None:
-    """Constants through PUSH, DUP, SWAP and POP; anything computed is unknown."""
-    if op == PUSH0 or PUSH1 <= op <= PUSH32:
-        stack.append(value if op != PUSH0 else 0)
-    elif DUP1 <= op <= DUP16:
-        depth = op - DUP1 + 1
-        stack.append(stack[-depth] if depth <= len(stack) else None)
-    elif SWAP1 <= op <= SWAP16:
-        depth = op - SWAP1 + 1
-        while len(stack) <= depth:
-            stack.insert(0, None)
-        stack[-1], stack[-1 - depth] = stack[-1 - depth], stack[-1]
-    else:
-        info = OPS[op]
-        del stack[max(0, len(stack) - info.pops):]
-        stack.extend([None] * info.pushes)
 
 
 _SHAPES: dict[tuple[bytes, str], _CodeShape] = {}
