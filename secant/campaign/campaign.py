@@ -132,6 +132,8 @@ class Campaign(FuzzListener):
         # What summary.json records of the run (secant.campaign.manifest), when given.
         self.manifest = manifest
         self.interrupted = False
+        # What resuming from an earlier run's folder carried over (secant.campaign.resume).
+        self.resumed: dict[str, Any] | None = None
         if config.out is not None:
             (config.out / "corpus").mkdir(parents=True, exist_ok=True)
             (config.out / "findings").mkdir(parents=True, exist_ok=True)
@@ -154,9 +156,10 @@ class Campaign(FuzzListener):
         if out is None:
             return
         sequence = case_to_json(seed.case, self.chain.names())
-        entry = {"origin": seed.origin, "found_at": seed.found_at, "sequence": sequence}
-        write_atomic(out / "corpus" / f"{content_name(sequence)}.json",
-                     json.dumps(entry, indent=1))
+        path = out / "corpus" / f"{content_name(sequence)}.json"
+        if not path.exists():  # a resumed campaign's entry keeps its origin and time
+            entry = {"origin": seed.origin, "found_at": seed.found_at, "sequence": sequence}
+            write_atomic(path, json.dumps(entry, indent=1))
         self._sample()
 
     def on_finding(self, finding: Finding) -> None:
@@ -165,10 +168,10 @@ class Campaign(FuzzListener):
             return
         finding.sequence = case_to_json(finding.case or (), self.chain.names())
         self.findings[finding.key] = finding
-        self._write_finding(finding)
+        self.write_finding(finding)
         self._sample()
 
-    def _write_finding(self, finding: Finding) -> None:
+    def write_finding(self, finding: Finding) -> None:
         """(Re)write a finding's file, named by its key."""
         out = self.config.out
         if out is not None:
@@ -186,6 +189,10 @@ class Campaign(FuzzListener):
         if self.manifest is not None:
             self.manifest.start()
         try:
+            if self.config.out is not None and self.manifest is not None:
+                # A summary saying "running" from the start: a campaign killed at any
+                # moment leaves the manifest ``--resume`` rebuilds it from.
+                self._write_summary()
             if len(self.workers) == 1:
                 self.workers[0].fuzz()
             else:
@@ -409,7 +416,7 @@ class Campaign(FuzzListener):
         progress.execs += stats["execs"]
         progress.tx_before += len(original)
         progress.tx_after += len(finding.case or ())
-        self._write_finding(finding)
+        self.write_finding(finding)
         if interrupted is not None:
             raise interrupted
 
@@ -482,6 +489,8 @@ class Campaign(FuzzListener):
                                        "partial_hits": cache.partial_hits,
                                        "entries": len(cache)}
         summary["notes"] = list(self.notes)
+        if self.resumed is not None:
+            summary["resume"] = self.resumed
         if self.manifest is not None:
             summary["manifest"] = self.manifest.to_json()
         return summary

@@ -8,8 +8,9 @@ chain's configuration, the seed, the engine's and the campaign's configuration, 
 option of the command as settled (flags over ``secant.toml``), the start and end times
 (ISO 8601, UTC) and the status:
 
-* ``running``: written before shrinking starts; a summary still saying so was left by a
-  process that was killed while shrinking;
+* ``running``: written when the campaign starts and again before shrinking; a summary
+  still saying so was left by a process that was killed (``secant fuzz --resume`` goes on
+  from it);
 * ``completed``: the budget was spent (or nothing was left to propose), findings shrunk;
 * ``interrupted``: Ctrl-C stopped the search or the shrinking;
 * ``failed``: secant itself failed (``error`` names the exception).

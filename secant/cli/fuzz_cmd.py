@@ -63,6 +63,37 @@ def crash_exit(error: Exception, folder: Path, name: str = TRACEBACK_FILE) -> No
     raise SystemExit(EXIT_CRASH)
 
 
+_NOT_RESUMED = frozenset({"path", "out", "force", "resume", "quiet"})
+"""Recorded options a resumed campaign takes from its own command line, never the record."""
+
+
+def _resumed_options(folder: Path, path: Path | None) -> dict[str, Any] | None:
+    """The options recorded in ``folder`` (the ``--resume`` folder), paths as paths.
+
+    None when it has no manifest but the input is given (a campaign killed before it
+    wrote one: its corpus is still read); a one-line error when neither says what to fuzz.
+    """
+    from secant.campaign.resume import recorded_options
+
+    if not folder.is_dir():
+        raise SecantError(f"--resume {folder}: no such folder",
+                          "pass the --out folder of an earlier secant fuzz run")
+    recorded = recorded_options(folder)
+    if recorded is None:
+        if path is None:
+            raise SecantError(f"--resume {folder}: it has no summary.json with a manifest "
+                              "(the campaign stopped before it started, or is not secant's)",
+                              f"give the contract too: secant fuzz PATH --resume {folder}")
+        return None
+    if "path" not in recorded:
+        raise SecantError(f"--resume {folder}: its manifest records no input",
+                          f"give the contract too: secant fuzz PATH --resume {folder}")
+    for name in ("path", "out"):
+        if isinstance(recorded.get(name), str):
+            recorded[name] = Path(recorded[name])
+    return recorded
+
+
 def parse_duration(text: str) -> float:
     """Seconds in ``90``, ``30s``, ``5m``, ``1.5h`` or ``500ms``."""
     match = _DURATION_RE.match(text)
@@ -77,8 +108,10 @@ def parse_duration(text: str) -> float:
 @cli_errors
 def fuzz_command(
     ctx: typer.Context,
-    path: Annotated[Path, typer.Argument(
-        help="A Solidity/Vyper file, a Foundry or Hardhat project, or .bin + .abi")],
+    path: Annotated[Path | None, typer.Argument(
+        help="A Solidity/Vyper file, a Foundry or Hardhat project, or .bin + .abi "
+             "(with --resume: the one the campaign recorded when left out)",
+        show_default=False)] = None,
     contract: Annotated[str | None, typer.Option(
         "--contract", "-c", help="Fuzz this contract (Name or source:Name).")] = None,
     arg: Annotated[list[str] | None, typer.Option(
@@ -191,6 +224,12 @@ def fuzz_command(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live display.")] = False,
     force: Annotated[bool, typer.Option(
         "--force", help="Replace the output of an earlier campaign in --out.")] = False,
+    resume: Annotated[Path | None, typer.Option(
+        "--resume", metavar="OUT", help="Go on with the campaign whose output is in OUT: "
+                                        "its corpus and findings are run again on the "
+                                        "current code (adapted where functions changed), "
+                                        "with the options it recorded unless given again; "
+                                        "the output stays in OUT.")] = None,
     config: Annotated[Path | None, typer.Option(
         "--config", help="Read options from this secant.toml (default: the nearest one "
                          "from the input's folder up).")] = None,
@@ -206,9 +245,24 @@ def fuzz_command(
     """
     from secant.cli.settings import merged_options
 
+    recorded = _resumed_options(resume, path) if resume is not None else None
+    if path is None:
+        if recorded is None:
+            raise SecantError("no contract to fuzz", "give a .sol file, a project folder, or "
+                                                     "--resume OUT")
+        path = Path(recorded["path"])
     options = merged_options(ctx, path, config, "fuzz")
     options.pop("list_oracles", None)
     options.pop("config", None)
+    options["path"] = path
+    if resume is not None:
+        # The recorded options win over secant.toml; the command line wins over both.
+        for name, value in (recorded or {}).items():
+            source = ctx.get_parameter_source(name)
+            if name in options and name not in _NOT_RESUMED and (
+                    source is None or source.name in ("DEFAULT", "DEFAULT_MAP")):
+                options[name] = value
+        options.update(out=resume, force=False)
     try:
         _fuzz(**options)
     except (SecantError, typer.Exit):
@@ -263,6 +317,7 @@ def _fuzz(
     quiet: bool,
     force: bool,
     fail_on_findings: bool,
+    resume: Path | None = None,
 ) -> None:
     """The fuzz command once its options are settled (flags over secant.toml)."""
     settled = dict(locals())  # first: the options only, as the manifest records them
@@ -348,7 +403,8 @@ def _fuzz(
                                unlimited_code_size=unlimited_code_size)
     campaign_config = CampaignConfig(fuzz=config, out=out, prefix_cache=not no_prefix_cache,
                                      oracles=chosen_oracles, shrink_limit=shrink_limit)
-    prepare_output(out, force)
+    if resume is None:
+        prepare_output(out, force)
     plans = plan(compilations, selection, chain_config, campaign_config,
                  project=path.is_dir())
     project = project_of(path)
@@ -375,6 +431,11 @@ def _fuzz(
                                                            campaign_plan.slug))
         for note in campaign.notes:
             print(f"note: {note}", file=sys.stderr)
+        if resume is not None:
+            from secant.campaign.resume import resume as resume_from
+
+            for line in resume_from(campaign, where).lines():
+                print(line, file=sys.stderr)
         if len(plans) > 1:
             typer.echo(f"== {campaign_plan.name}")
         summary = _run(campaign, quiet)

@@ -29,7 +29,7 @@ from secant.errors import SecantError
 
 CONFIG_NAME = "secant.toml"
 _PATH_KEYS = frozenset({"out"})
-_NOT_IN_FILE = frozenset({"config", "list_oracles"})  # command-line-only options
+_NOT_IN_FILE = frozenset({"config", "list_oracles", "resume"})  # command-line-only options
 
 
 class ConfigError(SecantError):

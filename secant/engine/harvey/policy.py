@@ -182,13 +182,20 @@ class HarveyPolicy(Policy):
 
     # ------------------------------------------------------------------ the algorithm
     def _loop(self) -> Rounds:
-        """RUNSEEDS while the corpus is empty, then one round after another."""
+        """RUNSEEDS while the corpus is empty (or for what it does not call), then rounds."""
         fuzzer = self.fuzzer
         if not self.mutator.functions:
             # Nothing to call: the one case there is, the deployed state (its properties).
             if not fuzzer.exhausted():
                 yield Proposal((), "init")
             return
+        # A corpus imported before the first round (a resumed campaign) may not call every
+        # function: those it does not call (new since, or never reached) start as RUNSEEDS.
+        called = {(tx.to, tx.function) for seed in fuzzer.corpus.seeds for tx in seed.case}
+        if called:
+            for spec in self.mutator.functions:
+                if (spec.to, spec.signature) not in called and not fuzzer.exhausted():
+                    yield Proposal((self.mutator.random_tx(spec, self.rng),), "init")
         while not fuzzer.exhausted():
             if not fuzzer.corpus.seeds:
                 for spec in self.mutator.functions:
