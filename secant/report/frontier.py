@@ -487,7 +487,13 @@ def blocked_by(seen: Observed, side: bool, inputs: FrontierInputs,
     if constants and not reasons:
         constant = constants[0]
         other = rhs if constant == lhs else lhs
-        if _needs_equality(relation, side):
+        if _needs_equality(relation, side) and len(constants) == 2:
+            # Both are constants of the code (a grid cell compared with "#"): which one the
+            # input failed to produce, the comparison alone does not tell.
+            reasons.append((CONSTANT, f"needs {word(lhs)} and {word(rhs)} equal, both "
+                                      "constants of the code; the closest run had them "
+                                      "apart"))
+        elif _needs_equality(relation, side):
             reasons.append((CONSTANT, f"needs {word(constant)}, a constant of the code; the "
                                       f"closest run had {word(other)}"))
         elif not equality:

@@ -120,6 +120,14 @@ def test_a_constant_is_never_produced_only_when_equality_is_wanted() -> None:
     assert reason[0] == BOUND
     assert blocked_by(seen("eq", 5, 1, False), True, inputs(frozenset({1})),
                       StateWrites()) == []  # 0 and 1 are booleans, not constants
+    [(reason, detail)] = blocked_by(seen("eq", 5, magic, False), True,
+                                    inputs(frozenset({magic})), StateWrites())
+    assert detail.startswith("needs 3735928559, a constant") and "had 5" in detail
+    # Both operands constants of the code (a cell of a constant grid compared with "#"):
+    # the detail does not guess which one the input missed.
+    [(reason, detail)] = blocked_by(seen("eq", 0x20, 0x23, False), True,
+                                    inputs(frozenset({0x20, 0x23})), StateWrites())
+    assert reason == CONSTANT and "32 and 35 equal, both constants" in detail
 
 
 def test_storage_the_condition_reads_is_traced_to_reverts_or_to_no_write() -> None:
