@@ -23,8 +23,9 @@ is fixed:
   plain call, not ``vm.expectRevert``: forge reports ``panic: assertion failed (0x01)``);
   an ``AssertionFailed`` event is looked for in the recorded logs; a property is called
   after the sequence and must hold; a Foundry invariant or ``afterInvariant()`` must not
-  revert; a fuzz test's call is the failing last call; leaking ether asserts that the
-  attacker side did not end richer; freezing ether that the contract received nothing;
+  revert; a fuzz test's call is the failing last call; leaking ether, and reentrancy that
+  paid the attacker more than it brought in, assert that the attacker side did not end
+  richer; freezing ether that the contract received nothing;
   an arbitrary storage write that no SSTORE wrote the campaign's target slot
   (``vm.startStateDiffRecording``); a suicidal contract that it still holds its ether.
 
@@ -110,6 +111,17 @@ def reproducer_source(chain: TestChain, findings: Sequence[Finding]) -> str | No
 
 
 # ------------------------------------------------------------------------------- helpers
+
+
+def _weighs_attackers(finding: Finding) -> bool:
+    """Whether the finding's check is the attacker side's ether (before against after).
+
+    Leaking ether, and reentrancy that left the attacker side with more ether than its
+    transactions brought in (its key ends in ``ether``; reentrancy that re-reads stale
+    state is judged from the trace, which no forge assertion sees).
+    """
+    oracle = finding.oracle or finding.kind
+    return oracle == "leaking-ether" or (oracle == "reentrancy" and finding.key[-1:] == ("ether",))
 
 
 def _identifier(text: str, upper: bool) -> str:
@@ -338,7 +350,7 @@ class _Writer:
                 lines.append(f"        vm.deal({self._address(address)}, "
                              f"{chain.state.balance(address)});")
         attackers = [a for a in chain.attacker_contracts if a.address in used]
-        if attackers or any(f.oracle == "leaking-ether" for f in findings):
+        if attackers or any(_weighs_attackers(f) for f in findings):
             attackers = list(chain.attacker_contracts)
         for attacker in attackers:
             constant = self.names[attacker.address]
@@ -394,7 +406,7 @@ class _Writer:
                      for i, topic in enumerate(topics)]
             body.append("    ];")
         body += ["", *set_up, *tests, "", *_HELPERS]
-        if any(f.oracle == "leaking-ether" for f in findings):
+        if any(_weighs_attackers(f) for f in findings):
             body += self._attacker_side()
         if self.needs_assertion_events:
             body += _ASSERTION_HELPER
@@ -558,7 +570,7 @@ class _Check:
         if oracle in ("assertion", "panic") and self.finding.key[-1] == "event":
             writer.needs_assertion_events = writer.needs_vm_types = True
             return ["        vm.recordLogs();"]
-        if oracle == "leaking-ether":
+        if _weighs_attackers(self.finding):
             return ["        uint256 attackerSideBefore = _attackerSide();"]
         if oracle in ("freezing-ether", "suicidal"):
             contract = self._contract()
@@ -594,9 +606,9 @@ class _Check:
         if oracle == "fuzz-test":
             return ["        // The fuzz test's call reverted in secant: a plain call fails "
                     "the test."]
-        if oracle == "leaking-ether":
+        if _weighs_attackers(finding):
             return ['        assertLe(_attackerSide(), attackerSideBefore, "the attacker '
-                    'side ended richer without paying (leaking-ether)");']
+                    f'side ended richer without paying ({oracle})");']
         contract = self._contract()
         if oracle == "freezing-ether" and contract is not None:
             return [f'        assertLe({contract}.balance, balanceBefore, '

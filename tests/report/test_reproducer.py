@@ -25,10 +25,13 @@ from secant.chain.chain import ChainConfig, TestChain
 from secant.compile import CompileOptions, load
 from secant.compile.cache import cache_root
 from secant.engine.fuzzer import FuzzConfig
+from secant.engine.oracle import Oracle
+from secant.oracles import registry
 from secant.report.findings import write_finding_reports
 from secant.report.forge import FORGE_VERSION, ForgeUnavailable, install_forge, solc_wrapper
 from secant.report.reproducer import reproducer_source
 from secant.report.solidity import Builder, Inexpressible, checksum
+from secant.targets.contract import ContractTarget
 from secant.types import Finding, Tx
 from tests.compile.conftest import needs_node
 from tests.packages import npm_modules
@@ -160,6 +163,21 @@ def finished(path: Path, contract: str | None, execs: int = 3000, value: int = 0
     return campaign
 
 
+def reentrancy_finding(path: Path, contract: str
+                       ) -> tuple[TestChain, list[Finding], list[Oracle]]:
+    """A bank's chain, the reentrancy oracle's ether finding on a re-entered withdraw."""
+    chain = finished(path, contract, 10).chain
+    [oracle] = registry.build(chain, ["reentrancy"])
+    target = ContractTarget(chain, oracle.needs)
+    attacker = chain.attacker("reentrancy").address
+    user = chain.sender("user1").address
+    result = target.run((Tx("deposit()", (), user, 5000), Tx("deposit()", (), attacker, 1000),
+                         Tx("withdraw()", (), attacker)))
+    [finding] = [f for f in oracle.check(result, target) if f.key[-1] == "ether"]
+    finding.oracle, finding.case = "reentrancy", result.case
+    return chain, [finding], [oracle]
+
+
 @needs_node
 def test_a_reproducer_names_accounts_moves_blocks_and_tolerates_reverts() -> None:
     campaign = finished(ROOT / "tests" / "fixtures" / "shrink" / "Shrink.sol", "TwoStep", 10)
@@ -265,6 +283,15 @@ def test_reproducers_fail_under_forge_as_the_findings_did(tmp_path: Path) -> Non
         written[unit] = (out / file).read_text()
         place(project, unit, (ROOT / unit).read_text())
         place(project, f"test/{Path(file).name}", written[unit])
+    # Reentrancy that pays the attacker contract more than it brought in (the oracle's own
+    # verdict on a hand-written case: campaigns find it too, in more executions).
+    banks = "tests/fixtures/vulnerabilities/reentrancy/LedgerBank.sol"
+    bank = reentrancy_finding(ROOT / banks, "LedgerBank")
+    reports = write_finding_reports(tmp_path / "out" / "LedgerBank", *bank)
+    file = reports["reproducers"][0].split(":")[0]
+    written[banks] = (tmp_path / "out" / "LedgerBank" / file).read_text()
+    place(project, banks, (ROOT / banks).read_text())
+    place(project, f"test/{Path(file).name}", written[banks])
     baz, machine = "examples/contracts/Baz.sol", "tests/fixtures/harnesses/MedusaStyle.sol"
     fixed_copy(project, written[baz], baz,
                (ROOT / baz).read_text().replace("assert(false);", ""))
@@ -293,6 +320,8 @@ def test_reproducers_fail_under_forge_as_the_findings_did(tmp_path: Path) -> Non
             ("Failure", "the attacker side ended richer without paying (leaking-ether)"),
         "PoolReproducer.test_suicidal_emergencyStop":
             ("Failure", "an attacker made Pool SELFDESTRUCT (suicidal)"),
+        "LedgerBankReproducer.test_reentrancy_withdraw":
+            ("Failure", "the attacker side ended richer without paying (reentrancy)"),
         "BazReproducerFixed.test_assertion_baz": ("Success", ""),
         "MachineReproducerFixed.test_property_property_never_stage_three": ("Success", ""),
     }
