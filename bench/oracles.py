@@ -1,7 +1,7 @@
 """Benchmark: what each rated oracle finds, what it reports wrongly, and what all of them cost.
 
 Usage: ``.venv/bin/python bench/oracles.py [--seeds 5] [--budget 20000] [--fp-budget 3000]
-[--speed-execs 5000] [--repeat 3] [--only ORACLE]``
+[--speed-execs 5000] [--repeat 3] [--only ORACLE] [--skip PART] [--speed-fixture NAME]``
 
 The fixtures are those of the oracle tests' tables (``VULNERABLE`` and ``SAFE`` of
 tests/oracles/test_vulnerabilities.py and tests/oracles/test_dataflow.py, one source of
@@ -23,7 +23,9 @@ truth), each deployed as its test deploys it. Three markdown tables:
   times it): building the campaign (the oracles' static scans) and the final shrinking are
   not. The issue's aim is that all oracles together cost less than half the loop's speed:
   the ratio "all / none" should stay above 0.5; where it does not, each oracle is timed
-  alone to name the one the cost comes from.
+  alone to name the one the cost comes from. ``--speed-fixture NAME`` (repeatable) times
+  only those fixtures (``Token`` for the ERC-20), e.g. ``--skip detection --skip fp
+  --speed-fixture OriginWallet`` to measure one oracle's cost.
 
 Figures only; nothing is asserted (the tests pin fixed seeds and budgets).
 """
@@ -55,16 +57,17 @@ TOKEN = ROOT / "bench" / "contracts" / "Token.sol"
 
 # The rated detectors, in the order docs/oracles.md lists them.
 RATED = ("leaking-ether", "suicidal", "arbitrary-storage-write", "freezing-ether",
-         "unchecked-call", "block-dependency", "controlled-delegatecall", "controlled-call",
-         "tx-origin", "reentrancy")
+         "unchecked-call", "gasless-send", "block-dependency", "controlled-delegatecall",
+         "controlled-call", "tx-origin", "reentrancy", "integer-overflow")
 
 # Fixtures timed with and without oracles (contract names of the tables' cases): one
 # re-entered bank (storage and balances recordings, a sixth sender), a credit line that
 # leaks (balances and calls), a raffle whose payouts are replayed with the dataflow
-# recording, a wallet whose every write is a tx-origin candidate, and a crowdfund that
-# receives ether (freezing's receipts).
+# recording, a wallet whose every write is a tx-origin candidate, a crowdfund that
+# receives ether (freezing's receipts), and a payout loop whose sends starve the costly
+# attacker (a sixth sender, replays for gasless-send and unchecked-call).
 SPEED_FIXTURES = ("LateBookkeeping", "CreditLine", "NumberRaffle", "OriginWallet",
-                  "Crowdfund")
+                  "Crowdfund", "SplitPot")
 
 
 @dataclass
@@ -230,18 +233,25 @@ def loop_rate(chain_of: Any, execs: int, oracles: Sequence[str] | None,
     return best
 
 
-def speed(helpers: ModuleType, fixtures: list[Fixture], execs: int, repeat: int) -> None:
-    """Print the speed table: no oracle against every registered oracle."""
+def speed(helpers: ModuleType, fixtures: list[Fixture], execs: int, repeat: int,
+          only: Sequence[str] = ()) -> None:
+    """Print the speed table: no oracle against every registered oracle.
+
+    ``only`` restricts it to those campaigns (fixture contract names, ``Token``).
+    """
     print(f"\nSpeed: the campaign's loop, seed 0, {execs:,} executions, best of {repeat}\n")
     print("| campaign | no oracle exec/s | every oracle exec/s | all / none | below 0.5: the "
           "costliest oracle alone (exec/s) |")
     print("|---|---|---|---|---|")
     tokens = load([TOKEN])
-    targets: list[tuple[str, Any]] = [
-        ("Token.sol (ERC-20)",
-         lambda: TestChain.setup(tokens, contract="Token", args=[10**30]))]
+    targets: list[tuple[str, Any]] = []
+    if not only or "Token" in only:
+        targets.append(("Token.sol (ERC-20)",
+                        lambda: TestChain.setup(tokens, contract="Token", args=[10**30])))
     by_name = {f.case.contract: f.case for f in fixtures}
-    for contract in SPEED_FIXTURES:
+    for contract in only or SPEED_FIXTURES:
+        if contract == "Token":
+            continue
         case = by_name[contract]
         targets.append((f"{contract} ({case.oracle})",
                         lambda case=case: helpers.chain_of(case)))
@@ -279,6 +289,9 @@ def main() -> None:
                         "one oracle's fixtures (no speed table)")
     parser.add_argument("--skip", action="append", default=[],
                         choices=("detection", "fp", "speed"))
+    parser.add_argument("--speed-fixture", action="append", default=[],
+                        help="time only this campaign (a fixture's contract name, or Token); "
+                        "repeatable")
     args = parser.parse_args()
     helpers, fixtures = tables()
     oracles = RATED if args.only is None else (args.only,)
@@ -290,7 +303,7 @@ def main() -> None:
         reports(helpers, chosen, args.seeds, args.fp_budget)
         false_positives(helpers, chosen, oracles, args.seeds, args.fp_budget)
     if "speed" not in args.skip and args.only is None:
-        speed(helpers, fixtures, args.speed_execs, args.repeat)
+        speed(helpers, fixtures, args.speed_execs, args.repeat, args.speed_fixture)
     print(f"\n({time.perf_counter() - started:,.0f} s)", file=sys.stderr)
 
 

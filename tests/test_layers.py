@@ -16,7 +16,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("types", "errors", "files"),
     ("abi",),
     ("evm",),
-    ("compile", "statetest"),
+    ("compile", "statetest", "symbolic"),
     ("chain",),
     ("targets",),
     ("engine",),

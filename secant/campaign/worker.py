@@ -30,6 +30,7 @@ from secant.engine.corpus import Seed
 from secant.engine.dictionary import Dictionary, code_constants
 from secant.engine.events import Events, FuzzListener
 from secant.engine.fuzzer import FuzzConfig, Fuzzer
+from secant.engine.harvey.concolic import ConcolicStage
 from secant.engine.harvey.policy import HarveyPolicy, InputSpace
 from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle
@@ -44,10 +45,12 @@ from secant.oracles.property import PROPERTY_PREFIXES, is_property_name
 from secant.oracles.registry import recordings
 from secant.targets.contract import ContractTarget, StepObserver
 from secant.targets.prefix_cache import PrefixCache
+from secant.targets.trace import symbolic_of
 from secant.types import Finding, TxSeq
 
 if TYPE_CHECKING:
     from secant.campaign.directed import DirectedDistance
+    from secant.symbolic.records import SymbolicRun
 
 PolicyFactory = Callable[[InputSpace], Policy]
 """Makes a worker's policy from what it may put in a test case (default: Harvey's)."""
@@ -160,23 +163,34 @@ def target_codes(chain: TestChain) -> dict[bytes, tuple[DeployedContract, bytes]
 
 def default_senders(chain: TestChain,
                     codes: dict[bytes, tuple[DeployedContract, bytes]]) -> list[int]:
-    """The chain's five senders, and its reentrancy attacker contract when it can matter.
+    """The chain's five senders, and its attacker contracts where they can matter.
 
-    A transaction "sent" by the attacker contract reaches the target through the
+    A transaction "sent" by an attacker contract reaches the target through the
     contract's ``attack`` (``ContractTarget`` relays it), so the target sees a contract
-    as ``msg.sender`` whose fallback calls it back (sFuzz's attacker). That is worth a
-    sender only when some target calls a computed address with all its remaining gas (a
-    ``msg.sender.call``, a call of a stored contract): code that never calls out, or pays
-    only with ``transfer``/``send``'s 2300 gas, cannot be re-entered, and one more sender
-    would only thin out the others (measured: a leaking-ether fixture found with 3 of 4
-    seeds by the five senders, 1 of 4 with a sixth).
+    as ``msg.sender`` whose fallback calls it back (the reentrancy attacker, sFuzz's) or
+    needs more gas than ``send`` gives (the costly attacker, sFuzz's gasless-send
+    recipient). The reentrancy attacker is worth a sender only when some target calls a
+    computed address with all its remaining gas (a ``msg.sender.call``, a call of a stored
+    contract): code that never calls out, or pays only with ``transfer``/``send``'s 2300
+    gas, cannot be re-entered. The costly attacker is worth one only when some target pays
+    with the 2300-gas stipend in a way whose failure does not revert (a ``send``, not a
+    ``transfer``: ``secant.oracles.gasless_send.stipend_payments``). Any other sender would
+    only thin out the others (measured: a leaking-ether fixture found with 3 of 4 seeds by
+    the five senders, 1 of 4 with a sixth).
     """
+    from secant.oracles.gasless_send import stipend_payments
+
     senders = [s.address for s in chain.senders]
     attacker = next((c for c in chain.attacker_contracts
                      if c.kind == AttackerKind.REENTRANCY), None)
     if attacker is not None and any(_calls_out(chain, code_hash, code)
                                     for code_hash, (_, code) in codes.items()):
         senders.append(attacker.address)
+    costly = next((c for c in chain.attacker_contracts if c.kind == AttackerKind.COSTLY),
+                  None)
+    if costly is not None and any(stipend_payments(chain, code, code_hash)
+                                  for code_hash, (_, code) in codes.items()):
+        senders.append(costly.address)
     return senders
 
 
@@ -309,7 +323,10 @@ class Worker:
             events.add(_PrefixHints(cache))
         self.events = events
         config = block_delays(config, bool(watchers))
-        self.fuzzer = Fuzzer(self.target.run, (policy or HarveyPolicy)(self.space), config,
+        chosen = (policy or HarveyPolicy)(self.space)
+        if config.symbolic_share > 0 and isinstance(chosen, HarveyPolicy):
+            chosen.concolic = self._concolic_stage(config)
+        self.fuzzer = Fuzzer(self.target.run, chosen, config,
                              oracles=oracles, post=self.target, events=events,
                              distance=self.directed)
         # The arbitrary-storage-write oracle watches the slot Harvey's write cost aims at.
@@ -321,6 +338,50 @@ class Worker:
         # oracles of the campaign (what they reported, what they count) alone.
         self._pristine = [fresh_copy(oracle) for oracle in oracles]
         self._replay_target: ContractTarget | None = None
+
+    def _concolic_stage(self, config: FuzzConfig) -> ConcolicStage:
+        """The concolic stage, replaying cases with the ``symbolic`` recording.
+
+        The replays run on a target of their own without a prefix cache: the cache does
+        not weigh the z3 terms a symbolic prefix holds.
+        """
+        tracer = ContractTarget(self.chain, frozenset({"symbolic"}),
+                                path_scope=self.target.path_scope)
+
+        def trace(case: TxSeq) -> SymbolicRun | None:
+            return symbolic_of(tracer.run(case), tracer)
+
+        return ConcolicStage(trace, self.space.senders, share=config.symbolic_share,
+                             max_time_delta=config.max_time_delay,
+                             max_blocks_delta=config.max_block_delay,
+                             worth=self._worth_solving())
+
+    def _worth_solving(self) -> Callable[[tuple[bytes, int, bool]], bool]:
+        """Whether a branch side is a condition of the source (``why_unflippable``)."""
+        from secant.report.coverage import CodeCoverage
+        from secant.report.frontier import why_unflippable
+
+        known: dict[tuple[bytes, int], bool] = {}
+        codes: dict[bytes, CodeCoverage] = {}
+
+        def worth(side: tuple[bytes, int, bool]) -> bool:
+            code_hash, pc, _ = side
+            answer = known.get((code_hash, pc))
+            if answer is None:
+                code = codes.get(code_hash)
+                if code is None and code_hash in self.codes:
+                    contract, runtime = self.codes[code_hash]
+                    mapper = (contract.compilation.mapper(contract.compiled)
+                              if contract.compiled is not None
+                              and contract.compilation is not None else None)
+                    code = codes[code_hash] = CodeCoverage(
+                        contract.name, code_hash, analyze(runtime, code_hash, self.chain.fork),
+                        mapper, frozenset(), frozenset())
+                answer = known[(code_hash, pc)] = (code is None
+                                                   or why_unflippable(code, pc) is None)
+            return answer
+
+        return worth
 
     def fuzz(self, execs: int | None = None) -> None:
         """Fuzz until the budget is spent, or for ``execs`` more executions at most."""

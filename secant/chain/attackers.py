@@ -1,13 +1,13 @@
 """Attacker contracts, as sFuzz uses them: hand-assembled EVM code, no compiler needed.
 
-Both attackers expose ``attack(address target, bytes data, uint256 value)`` (payable): it
+All three attackers expose ``attack(address target, bytes data, uint256 value)`` (payable): it
 calls ``target`` with ``data`` and ``value`` (paid from the attacker's own balance, which
 includes any ether sent along), returns the target's return data when the call succeeds and
 reverts with the target's revert data when it fails. A transaction to ``attack`` makes
 the attacker the ``msg.sender`` of a target function (``TestChain.attack``).
 
 - The **normal attacker** reverts in its fallback: any call or ether transfer it receives
-  fails (this exposes contracts that assume a send to succeed, e.g. "gasless send" or a
+  fails (this exposes contracts that assume a send to succeed, e.g. an unchecked send or a
   refund that blocks everyone else).
 - The **reentrancy attacker** records the target and the calldata of its last ``attack``;
   its fallback calls the target again with that same calldata (value 0), so a target that
@@ -16,9 +16,15 @@ the attacker the ``msg.sender`` of a target function (``TestChain.attack``).
   less than :data:`REENTRY_MIN_GAS` gas left (the 2300 stipend of ``transfer``/``send``) the
   fallback just accepts the ether, as a real contract would. ``reentries()`` returns how
   many re-entries the last ``attack`` made.
+- The **costly attacker** (sFuzz's recipient "with a costly fallback function") accepts any
+  call or ether, but its fallback writes storage (it counts the calls it accepted in slot
+  0), which needs more than the 2300 gas that ``send`` and ``transfer`` give: paid that
+  way it runs out of gas, and the payment fails ("gasless send"). Paid with enough gas
+  (``call{value: ...}("")``) it takes the ether like any contract that keeps books.
 
 Storage of the reentrancy attacker: slot 0 target, slot 2 re-entries made, slot 3 maximum
-depth, slot 4 calldata length, slots ``0x100 + i`` the calldata's 32-byte words.
+depth, slot 4 calldata length, slots ``0x100 + i`` the calldata's 32-byte words. Storage of
+the costly attacker: slot 0 the calls its fallback accepted.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ __all__ = [
     "AttackerContract",
     "AttackerKind",
     "attack_calldata",
+    "costly_attacker_code",
     "normal_attacker_code",
     "reentrancy_attacker_code",
 ]
@@ -58,6 +65,8 @@ MAX_DEPTH_SLOT = 3
 REENTRY_MIN_GAS = 10_000
 """Below this much gas the reentrancy attacker's fallback accepts ether without re-entering."""
 
+_ACCEPTED_SLOT = 0  # the costly attacker's count of accepted calls
+
 _TARGET_SLOT, _DEPTH_SLOT, _LENGTH_SLOT, _DATA_SLOT = 0, 2, 4, 0x100
 _DATA = 0x80  # memory offset of the forwarded calldata
 _SCRATCH_TARGET, _SCRATCH_VALUE, _SCRATCH_LENGTH = 0x00, 0x20, 0x40
@@ -71,14 +80,15 @@ ATTACKER_ABI = Abi.from_json([
      "outputs": [{"name": "", "type": "uint256"}]},
     {"type": "fallback", "stateMutability": "payable"},
 ])
-"""The ABI both attackers answer (``reentries`` returns 0 on the normal attacker)."""
+"""The ABI every attacker answers (``reentries`` returns 0 but on the reentrancy attacker)."""
 
 
 class AttackerKind(StrEnum):
-    """The two attacker contracts."""
+    """The attacker contracts."""
 
     NORMAL = "normal"
     REENTRANCY = "reentrancy"
+    COSTLY = "costly"
 
 
 def _dispatch() -> list[Item]:
@@ -130,6 +140,22 @@ def normal_attacker_code() -> bytes:
         Label("attack"), *_read_attack_arguments(), *_forward_call(),
         Label("reentries"), *_return_word(None),
         Label("fallback"), 0, 0, "REVERT",
+    ])
+
+
+def costly_attacker_code() -> bytes:
+    """Runtime code of the costly attacker: ``attack`` forwards; the fallback writes storage.
+
+    Its fallback adds one to slot 0: a cold SLOAD (2100 gas) and an SSTORE, which fails
+    with 2300 gas or less left (EIP-2200) and costs 20,000 for the first count. With the
+    2300-gas stipend of ``send``/``transfer`` it runs out of gas, and the payment fails;
+    it needs about 22,200 gas to accept.
+    """
+    return assemble([
+        *_dispatch(),
+        Label("attack"), *_read_attack_arguments(), *_forward_call(),
+        Label("reentries"), *_return_word(None),
+        Label("fallback"), _ACCEPTED_SLOT, "SLOAD", 1, "ADD", _ACCEPTED_SLOT, "SSTORE", "STOP",
     ])
 
 
@@ -207,8 +233,10 @@ _CODE: dict[AttackerKind, bytes] = {}
 def code_of(kind: AttackerKind) -> bytes:
     """Return (and cache) the runtime code of an attacker kind."""
     if kind not in _CODE:
-        _CODE[kind] = (normal_attacker_code() if kind is AttackerKind.NORMAL
-                       else reentrancy_attacker_code())
+        builders = {AttackerKind.NORMAL: normal_attacker_code,
+                    AttackerKind.REENTRANCY: reentrancy_attacker_code,
+                    AttackerKind.COSTLY: costly_attacker_code}
+        _CODE[kind] = builders[kind]()
     return _CODE[kind]
 
 

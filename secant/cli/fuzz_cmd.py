@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 
+DEFAULT_SYMBOLIC_SHARE = 0.0
+"""The concolic stage's share by default: off, since on the maze bench it did not yet find
+more than the campaign without it (docs/symbolic.md has the measurement)."""
+
 EXIT_FINDINGS = 1
 """Exit code of ``secant fuzz --fail-on-findings`` when something was found."""
 
@@ -184,6 +188,11 @@ def fuzz_command(
     adaptive_share: Annotated[float | None, typer.Option(
         "--adaptive-share", help="Share of rounds given to adaptive seeds (default: sFuzz's, "
                                  "their number over all seeds).")] = None,
+    symbolic_share: Annotated[float, typer.Option(
+        "--symbolic-share", help="Share of the executions charged to the concolic stage, "
+                                 "which solves just-missed branches with z3 (default 0: "
+                                 "off; 0.1 is a tenth).")
+    ] = DEFAULT_SYMBOLIC_SHARE,
     max_sequence_length: Annotated[int, typer.Option(
         "--max-sequence-length", help="Most transactions in a test case.")] = 16,
     max_time_delay: Annotated[int | None, typer.Option(
@@ -299,6 +308,7 @@ def _fuzz(
     aggressive_probability: float,
     no_adaptive: bool,
     adaptive_share: float | None,
+    symbolic_share: float,
     max_sequence_length: int,
     max_time_delay: int | None,
     max_block_delay: int | None,
@@ -355,6 +365,9 @@ def _fuzz(
     if adaptive_share is not None and not 0.0 <= adaptive_share <= 1.0:
         raise SecantError("--adaptive-share must be between 0 and 1",
                           "leave it out for sFuzz's share")
+    if not 0.0 <= symbolic_share <= 1.0:
+        raise SecantError("--symbolic-share must be between 0 and 1",
+                          "use 0 to turn the concolic stage off")
     if max_sequence_length < 1:
         raise SecantError("--max-sequence-length must be at least 1",
                           "use 1 for single transactions, or --sequences off")
@@ -382,7 +395,8 @@ def _fuzz(
                         sequences=sequences, aggressive_probability=aggressive_probability,
                         adaptive=not no_adaptive, adaptive_share=adaptive_share,
                         max_sequence_length=max_sequence_length,
-                        max_time_delay=max_time_delay, max_block_delay=max_block_delay)
+                        max_time_delay=max_time_delay, max_block_delay=max_block_delay,
+                        symbolic_share=symbolic_share)
     flags = CompileOptions(solc_version=solc_version, optimize=optimize,
                            optimize_runs=optimizer_runs, via_ir=via_ir,
                            evm_version=evm_version, remappings=tuple(remap or ()))

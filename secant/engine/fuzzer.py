@@ -64,6 +64,8 @@ class FuzzConfig:
     # campaign decides (secant.campaign.worker.block_delays).
     max_time_delay: int | None = None
     max_block_delay: int | None = None
+    # The concolic stage's share of the executions (secant.engine.harvey.concolic); 0: off.
+    symbolic_share: float = 0.0
 
 
 @dataclass

@@ -16,7 +16,14 @@ deployer or an account a trusted sender named (a multisig's or an owner's ``exec
 deliberate power). It looks only at targets with a CALL to a computed address with input
 that may not be empty, and replays a run with the dataflow recording only when a target
 called an address among the case's arguments with a selector found in one of its byte
-strings. Key: the code and pc of the CALL and the confidence.
+strings or equal to the first four bytes of the keccak256 of one (a signature string the
+contract hashes). Key: the code and pc of the CALL and the confidence.
+
+SWC-107: the SWC registry has no entry for an arbitrary external call. Of its entries,
+SWC-107 is the one tools file a call to a caller-chosen address under (Mythril's "External
+Call To User-Supplied Address"): the chosen callee gets control in the contract's name,
+the root of both re-entry and, when the selector is chosen too, of spending what the
+contract owns. SWC-112 names DELEGATECALL only, which hands over the storage as well.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from secant.chain.chain import TestChain
+from secant.evm.crypto import keccak256
 from secant.evm.opcodes import CALL, CALLCODE, OPS
 from secant.oracles.flows import FlowOracle, call_sites
 from secant.oracles.rated import ether, function_name
@@ -38,7 +46,7 @@ class ControlledCallOracle(FlowOracle):
     """Reports calls whose callee and selector the input chose (see the module docstring)."""
 
     name = "controlled-call"
-    swc = None
+    swc = "SWC-107"
     description = ("transaction input flows into both the target and the function selector "
                    "of a CALL (an arbitrary external call)")
     severity = "high"
@@ -51,14 +59,25 @@ class ControlledCallOracle(FlowOracle):
                    for site in call_sites(chain, code, code_hash))
 
     def candidate(self, result: ContractRun) -> bool:
-        """A target called an argument of the case with a selector from the case."""
+        """A target called an argument of the case with a selector from the case.
+
+        The selector comes from the case when its four bytes are inside one of the case's
+        byte strings (``target.call(data)``) or are the first four bytes of the hash of
+        one (``abi.encodeWithSignature(signature, ...)`` with ``signature`` a string
+        argument: solc hashes the string's bytes, which are the argument as encoded).
+        """
         calls = [call for call in result.calls if call.kind in _CALLS
                  and len(call.data) >= 4 and self.caller_of(call) in self.targets]
         if not calls:
             return False
         ints, blobs = self.case_words(result.case)
-        return any(self.chosen(call.target, ints, blobs)
-                   and any(call.data[:4] in blob for blob in blobs) for call in calls)
+        chosen = [call for call in calls if self.chosen(call.target, ints, blobs)]
+        if not chosen:
+            return False
+        if any(call.data[:4] in blob for call in chosen for blob in blobs):
+            return True
+        hashed = {keccak256(blob)[:4] for blob in blobs}
+        return any(call.data[:4] in hashed for call in chosen)
 
     def judge(self, result: ContractRun, flow: Dataflow) -> list[Finding]:
         """A finding per call site of a target whose callee and selector the input chose."""
@@ -91,7 +110,7 @@ class ControlledCallOracle(FlowOracle):
                       "in its name (move its tokens, approve spenders). "
                       + self.rating(confidence, why))
             findings.append(Finding(
-                kind=self.name, swc="", contract=contract.name,
+                kind=self.name, swc=self.swc or "", contract=contract.name,
                 function=function_name(case[sink.tx]), pc=sink.pc,
                 source=self.where(contract, sink.pc), detail=detail, key=key,
                 case=case[:sink.tx + 1], oracle=self.name))

@@ -64,7 +64,7 @@ from secant.evm.opcodes import (
     SWAP1,
     SWAP16,
 )
-from secant.oracles.rated import RatedOracle
+from secant.oracles.rated import RatedOracle, function_name
 from secant.targets.contract import ContractRun, ContractTarget
 from secant.targets.taint import STORED, Dataflow, FlowBranch, label_names
 from secant.targets.trace import CallEvent, dataflow_of
@@ -355,6 +355,17 @@ class FlowOracle(RatedOracle):
     def place(self, contract: DeployedContract, pc: int) -> str:
         """``Bank.sol:12`` when a source map says, else ``pc 120 of Bank``."""
         return self.where(contract, pc) or f"pc {pc} of {contract.name}"
+
+    def call_finding(self, contract: DeployedContract, case: TxSeq, tx: int, pc: int,
+                     code_hash: bytes, detail: str) -> Finding:
+        """The finding at a call site (``code_hash``, ``pc``) of transaction ``tx``.
+
+        Keyed by the oracle and the site; its case ends with that transaction.
+        """
+        return Finding(kind=self.name, swc=self.swc or "", contract=contract.name,
+                       function=function_name(case[tx]), pc=pc,
+                       source=self.where(contract, pc), detail=detail,
+                       key=(self.name, code_hash, pc), case=case[:tx + 1], oracle=self.name)
 
     def branch_places(self, branches: list[FlowBranch], mask: int) -> str:
         """``the JUMPI at Bank.sol:12 (on block.timestamp)`` for each branch, joined."""

@@ -2,15 +2,19 @@
 
 The definition is ILF's and Maian's (*prodigal* contracts): an untrusted sender that sent
 no ether to anyone during the test case ends it richer, because a target contract paid it
-in a transaction the attacker sent. A run shows a leak when
+in a transaction the attacker sent. The attacker is the whole *attacker side*: the attacker
+accounts and the attacker contracts. A transaction "sent" by an attacker contract (relayed
+from an attacker account through the contract's ``attack``, ``ContractTarget.relays``) is
+the attacker's, and so is the ether the attacker contracts receive. A run shows a leak when
 
-* no successful transaction of the case from an attacker sender carried ether, and no
+* no successful transaction of the case from the attacker side carried ether, and no
   attacker contract made a call with ether (the ``calls`` recording);
-* in a successful transaction of an attacker sender, a target contract sent ether to the
-  attacker side (a successful CALL with value to an attacker sender or attacker contract,
+* in a successful transaction of the attacker side, a target contract sent ether to the
+  attacker side (a successful CALL with value to an attacker account or attacker contract,
   or a SELFDESTRUCT naming one as beneficiary);
 * the attacker side's balances grew over the case by more than the gas its transactions
-  paid (the ``balances`` recording), so no later transaction took the ether back.
+  paid (the ``balances`` recording; an attacker account pays for the transactions it
+  relays), so no later transaction took the ether back.
 
 The finding names the paying contract, the transaction that paid, how much, and the CALL
 or SELFDESTRUCT sites of the contract that ran in the case (the recordings do not say
@@ -28,7 +32,7 @@ from secant.engine.oracle import PostState
 from secant.evm.opcodes import CALL, SELFDESTRUCT
 from secant.oracles.rated import RatedOracle, ether, function_name
 from secant.targets.contract import ContractRun
-from secant.types import Finding, RunResult
+from secant.types import Finding, RunResult, TxOutcome, TxSeq
 
 
 class LeakingEtherOracle(RatedOracle):
@@ -45,6 +49,14 @@ class LeakingEtherOracle(RatedOracle):
     def __init__(self, chain: TestChain) -> None:
         super().__init__(chain)
         self.base_fee = chain.blocks.settings.base_fee
+        self.attacker_contracts = self.attacker_side - self.attackers
+        # Who pays the gas of an attacker contract's transaction (ContractTarget relays it).
+        self.relay = chain.attackers[0].address if chain.attackers else self.deployer
+
+    def trusted_setup(self, case: TxSeq, outcomes: list[TxOutcome], upto: int) -> list[int]:
+        """Trusted transactions before ``upto``; an attacker contract's is the attacker's."""
+        return [i for i in super().trusted_setup(case, outcomes, upto)
+                if case[i].sender not in self.attacker_side]
 
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding when the run shows a leak."""
@@ -55,14 +67,16 @@ class LeakingEtherOracle(RatedOracle):
         changes = result.balance_changes
         if not any(address in changes for address in side):
             return []
-        attacker_txs = [i for i, tx in enumerate(case) if tx.sender in self.attackers]
+        attacker_txs = [i for i, tx in enumerate(case) if tx.sender in side]
         if not attacker_txs:
             return []
         if any(case[i].value and outcomes[i].success for i in attacker_txs):
             return []
         if any(call.sender in side and call.value and call.success for call in result.calls):
             return []
-        gas = sum(outcomes[i].gas_used for i in attacker_txs if not outcomes[i].invalid)
+        relayed = self.relay in side
+        gas = sum(outcomes[i].gas_used for i in attacker_txs if not outcomes[i].invalid
+                  and (relayed or case[i].sender not in self.attacker_contracts))
         gain = sum(changes.get(address, 0) for address in side) + gas * self.base_fee
         if gain <= 0:
             return []

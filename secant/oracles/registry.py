@@ -20,7 +20,9 @@ from secant.oracles.controlled_call import ControlledCallOracle
 from secant.oracles.controlled_delegatecall import ControlledDelegatecallOracle
 from secant.oracles.freezing import FreezingEtherOracle
 from secant.oracles.fuzz_test import FuzzTestOracle
+from secant.oracles.gasless_send import GaslessSendOracle
 from secant.oracles.leaking import LeakingEtherOracle
+from secant.oracles.overflow import OverflowOracle
 from secant.oracles.property import PropertyOracle
 from secant.oracles.reentrancy import ReentrancyOracle
 from secant.oracles.suicidal import SuicidalOracle
@@ -31,9 +33,10 @@ OracleClass = type[Oracle]
 
 BUILTIN: tuple[OracleClass, ...] = (AssertionOracle, PropertyOracle, FuzzTestOracle,
                                      LeakingEtherOracle, SuicidalOracle, ArbitraryWriteOracle,
-                                     FreezingEtherOracle, UncheckedCallOracle,
+                                     FreezingEtherOracle, UncheckedCallOracle, GaslessSendOracle,
                                      BlockDependencyOracle, ControlledDelegatecallOracle,
-                                     ControlledCallOracle, TxOriginOracle, ReentrancyOracle)
+                                     ControlledCallOracle, TxOriginOracle, ReentrancyOracle,
+                                     OverflowOracle)
 """The detectors secant ships, in the order ``--list-oracles`` shows them."""
 
 _REGISTRY: dict[str, OracleClass] = {cls.name: cls for cls in BUILTIN}

@@ -2,11 +2,15 @@
 
 As in ILF and Maian, the attacker is an untrusted sender that sent no ether during the
 test case: a contract that lets its depositors close it is a design, one that lets anyone
-close it is a bug. A run shows a suicidal contract when a successful transaction from such
-an attacker made a target contract (or code it delegated to, in its context) execute
-SELFDESTRUCT (the ``accounts`` recording). Since Cancun, SELFDESTRUCT of an old contract
-no longer deletes its code, but it still sends the whole balance away, and before Cancun
-it ends the contract for everyone: either way the attacker decided it.
+close it is a bug. The attacker contracts count as attackers too: a transaction "sent" by
+one (relayed from an attacker account through its ``attack``, ``ContractTarget.relays``)
+is an attacker's, paid from the relaying account's pocket (a deposit by either is a
+deposit by both), and ether a destruction sends them goes to the attacker. A run shows a
+suicidal contract when a successful transaction from such an attacker made a target
+contract (or code it delegated to, in its context) execute SELFDESTRUCT (the ``accounts``
+recording). Since Cancun, SELFDESTRUCT of an old contract no longer deletes its code, but
+it still sends the whole balance away, and before Cancun it ends the contract for
+everyone: either way the attacker decided it.
 
 A destruction that follows a trusted sender's transaction naming the attacker
 (``transferOwnership(attacker1)``) is the trusted sender's choice and not reported. It is
@@ -16,11 +20,12 @@ A destruction that follows a trusted sender's transaction naming the attacker
 
 from __future__ import annotations
 
+from secant.chain.chain import TestChain
 from secant.engine.oracle import PostState
 from secant.evm.opcodes import SELFDESTRUCT
 from secant.oracles.rated import RatedOracle, ether, function_name
 from secant.targets.contract import ContractRun
-from secant.types import Finding, RunResult
+from secant.types import Finding, RunResult, TxOutcome, TxSeq
 
 
 class SuicidalOracle(RatedOracle):
@@ -33,12 +38,28 @@ class SuicidalOracle(RatedOracle):
     severity = "high"
     confidence = "certain"
 
+    def __init__(self, chain: TestChain) -> None:
+        super().__init__(chain)
+        # An attacker contract's transactions are relayed, and paid, by this account.
+        relay = chain.attackers[0].address if chain.attackers else self.deployer
+        self._relays = {c.address: relay for c in chain.attacker_contracts}
+
+    def _payer(self, sender: int) -> int:
+        """Whose ether a transaction of ``sender`` carries (the relay's, for a contract)."""
+        return self._relays.get(sender, sender)
+
+    def trusted_setup(self, case: TxSeq, outcomes: list[TxOutcome], upto: int) -> list[int]:
+        """Trusted transactions before ``upto``; an attacker contract's is the attacker's."""
+        return [i for i in super().trusted_setup(case, outcomes, upto)
+                if case[i].sender not in self.attacker_side]
+
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding per target contract an attacker's transaction destroyed."""
         if not isinstance(result, ContractRun) or not result.selfdestructs:
             return []
         case, outcomes = result.case, result.outcomes
-        paid = {tx.sender for tx, done in zip(case, outcomes) if tx.value and done.success}
+        paid = {self._payer(tx.sender) for tx, done in zip(case, outcomes)
+                if tx.value and done.success}
         findings: list[Finding] = []
         seen: set[int] = set()
         for gone in result.selfdestructs:
@@ -46,7 +67,7 @@ class SuicidalOracle(RatedOracle):
             if contract is None or gone.address in seen or gone.tx >= len(case):
                 continue
             tx = case[gone.tx]
-            if (tx.sender not in self.attackers or tx.sender in paid
+            if (tx.sender not in self.attacker_side or self._payer(tx.sender) in paid
                     or not outcomes[gone.tx].success
                     or self.granted(case, outcomes, gone.tx)):
                 continue

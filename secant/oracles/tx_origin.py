@@ -10,9 +10,18 @@ owner's call to ``withdraw``).
 ``require(tx.origin == msg.sender)`` (only externally owned accounts may call) compares
 the origin with the caller and is no finding; neither is a test of ``tx.origin`` that
 guards nothing (an event). The comparison and what it guards are both seen in the run, so
-the finding is *certain*. It looks only at targets that read ``tx.origin``, and replays a
-run with the dataflow recording only when a target wrote storage or paid ether in a
-transaction that succeeded. Key: the code and pc of the guarding JUMPI.
+the finding is *certain*. Key: the code and pc of the guarding JUMPI.
+
+Cost. It looks only at targets that read ``tx.origin``, and replays a run with the
+dataflow recording only when a target wrote storage or paid ether in a transaction that
+succeeded, and that transaction can still show something new. Labels move along the
+instructions a run executes, so what guards a transaction's state changes is decided by
+its *path*: the branches (code, pc, side) it and the transactions before it took (those
+may have stored labelled values it reads) and how each ended. After a replay, the oracle
+remembers for each state-changing transaction's path the tx.origin checks that guarded
+its changes (none: proven clean); a later run whose state-changing transactions all have
+remembered paths, each with only checks already reported, is not replayed. An owner that
+keeps changing state through checks already reported no longer costs a replay a run.
 """
 
 from __future__ import annotations
@@ -27,6 +36,8 @@ from secant.targets.contract import ContractRun
 from secant.targets.taint import ORIGIN_CHECK, Dataflow, FlowSink
 from secant.types import Finding
 
+_VERDICT_LIMIT = 1 << 16  # transaction paths remembered (then forgotten at once)
+
 
 class TxOriginOracle(FlowOracle):
     """Reports state changes that a tx.origin comparison guards (module docstring)."""
@@ -38,31 +49,72 @@ class TxOriginOracle(FlowOracle):
     severity = "medium"
     confidence = "certain"
 
+    def __init__(self, chain: TestChain) -> None:
+        super().__init__(chain)
+        # A state-changing transaction's path (see the module docstring) -> the tx.origin
+        # checks that guarded its changes (empty: proven clean).
+        self.verdicts: dict[int, frozenset[tuple[bytes, int]]] = {}
+        # The run the last candidate was and the paths of its state-changing transactions.
+        self._pending: tuple[ContractRun, dict[int, int]] | None = None
+
     def relevant(self, chain: TestChain, codes: Iterable[tuple[bytes, bytes]]) -> bool:
         """Some target reads ORIGIN."""
         return any(ORIGIN in code_opcodes(chain, code, code_hash) for code_hash, code in codes)
 
     def candidate(self, result: ContractRun) -> bool:
-        """A target wrote storage or paid ether in a transaction that succeeded."""
+        """A target changed state in a successful transaction whose path may show more."""
+        self._pending = None
+        changing = self._changing(result)
+        if not changing:
+            return False
+        paths = self._paths(result, changing)
+        verdicts, reported = self.verdicts, self.reported
+        if all((known := verdicts.get(path)) is not None and known <= reported
+               for path in paths.values()):
+            return False
+        self._pending = (result, paths)
+        return True
+
+    def _changing(self, result: ContractRun) -> list[int]:
+        """Successful transactions in which a target wrote storage or paid ether."""
         outcomes = result.outcomes
         marks = result.write_marks
+        writes = result.writes
+        changing: set[int] = set()
         for index, outcome in enumerate(outcomes):
             if not outcome.success:
                 continue
-            end = marks[index + 1] if index + 1 < len(marks) else len(result.writes)
+            end = marks[index + 1] if index + 1 < len(marks) else len(writes)
             start = marks[index] if index < len(marks) else end
-            if any(code_hash in self.codes for code_hash, _, _ in result.writes[start:end]):
-                return True
-        return any(call.kind in (CALL, CALLCODE) and call.value and call.success
-                   and self.caller_of(call) in self.targets
-                   and call.tx < len(outcomes) and outcomes[call.tx].success
-                   for call in result.calls)
+            if any(code_hash in self.codes for code_hash, _, _ in writes[start:end]):
+                changing.add(index)
+        changing.update(call.tx for call in result.calls
+                        if call.kind in (CALL, CALLCODE) and call.value and call.success
+                        and self.caller_of(call) in self.targets
+                        and call.tx < len(outcomes) and outcomes[call.tx].success)
+        return sorted(changing)
+
+    @staticmethod
+    def _paths(result: ContractRun, indices: list[int]) -> dict[int, int]:
+        """The path of each transaction in ``indices``: its branches and those before it."""
+        branches, marks, outcomes = result.branches, result.branch_marks, result.outcomes
+        paths: dict[int, int] = {}
+        path = 0
+        for index in range(max(indices) + 1):
+            start = marks[index] if index < len(marks) else len(branches)
+            end = marks[index + 1] if index + 1 < len(marks) else len(branches)
+            outcome = outcomes[index]
+            path = hash((path, tuple((b[0], b[1], b[2]) for b in branches[start:end]),
+                         outcome.success, outcome.reverted))
+            paths[index] = path
+        return {index: paths[index] for index in indices}
 
     def judge(self, result: ContractRun, flow: Dataflow) -> list[Finding]:
         """A finding per tx.origin check of a target that guarded a change in this run."""
         findings: list[Finding] = []
         case = result.case
         seen: set[tuple[bytes, int]] = set()
+        guarded: dict[int, set[tuple[bytes, int]]] = {}  # by transaction
         for sink in flow.sinks:
             if not _changes_state(sink):
                 continue
@@ -70,9 +122,11 @@ class TxOriginOracle(FlowOracle):
             if contract is None or not self.judged(flow, result, sink.tx, sink.frame):
                 continue
             for guard in flow.guards_with(sink, ORIGIN_CHECK):
+                guarded.setdefault(sink.tx, set()).add((guard.code_hash, guard.pc))
                 if (guard.code_hash, guard.pc) in seen:
                     continue
                 seen.add((guard.code_hash, guard.pc))
+                self.reported.add((guard.code_hash, guard.pc))
                 owner = self.contract(guard.code_hash) or contract
                 check_at = self.place(owner, guard.pc)
                 change = _change(sink, self.who)
@@ -89,6 +143,13 @@ class TxOriginOracle(FlowOracle):
                     source=self.where(owner, guard.pc), detail=detail,
                     key=(self.name, guard.code_hash, guard.pc), case=case[:sink.tx + 1],
                     oracle=self.name))
+        pending = self._pending
+        if pending is not None and pending[0] is result:
+            if len(self.verdicts) >= _VERDICT_LIMIT:
+                self.verdicts.clear()
+            for index, path in pending[1].items():
+                self.verdicts[path] = frozenset(guarded.get(index, ()))
+        self._pending = None
         return findings
 
 

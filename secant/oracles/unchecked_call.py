@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from secant.chain.chain import TestChain
 from secant.evm.opcodes import OPS
 from secant.oracles.flows import FlowOracle, call_sites
-from secant.oracles.rated import ether, function_name
+from secant.oracles.rated import ether
 from secant.targets.contract import ContractRun
 from secant.targets.taint import Dataflow
 from secant.types import Finding
@@ -92,10 +92,6 @@ class UncheckedCallOracle(FlowOracle):
                       f"yet {contract.name} never looked at its success flag (no JUMPI "
                       "tested it, no SSTORE kept it, no RETURN passed it on) and the "
                       "transaction succeeded. " + self.rating(confidence, why))
-            findings.append(Finding(
-                kind=self.name, swc=self.swc or "", contract=contract.name,
-                function=function_name(case[call.tx]), pc=call.pc,
-                source=self.where(contract, call.pc), detail=detail,
-                key=(self.name, call.code_hash, call.pc), case=case[:call.tx + 1],
-                oracle=self.name))
+            findings.append(self.call_finding(contract, case, call.tx, call.pc,
+                                              call.code_hash, detail))
         return findings

@@ -19,6 +19,7 @@ from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.engine.dictionary import code_constants
 from secant.engine.fuzzer import Fuzzer
+from secant.engine.harvey.concolic import ConcolicStage
 from secant.engine.mutators import FunctionSpec
 from secant.evm.analysis import analyze
 from secant.files import write_atomic
@@ -83,7 +84,17 @@ def frontier_inputs(chain: TestChain, codes: Codes, covered: Sequence[CodeCovera
         accounts={address: name for name, address in chain.names().items()},
         senders=frozenset(senders),
         code_hashes={contract.address: code_hash for code_hash, (contract, _) in codes.items()},
-        uncalled=uncalled)
+        uncalled=uncalled, infeasible=infeasible_sides(fuzzers))
+
+
+def infeasible_sides(fuzzers: Sequence[Fuzzer]) -> dict[tuple[bytes, int, bool], str]:
+    """The sides the concolic stage proved unreachable on the path it solved them on."""
+    found: dict[tuple[bytes, int, bool], str] = {}
+    for fuzzer in fuzzers:
+        stage = getattr(fuzzer.policy, "concolic", None)
+        if isinstance(stage, ConcolicStage):
+            found.update(stage.infeasible)
+    return found
 
 
 def write_reports(out: Path, chain: TestChain, codes: Codes, fuzzers: Sequence[Fuzzer],

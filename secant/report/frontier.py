@@ -18,6 +18,9 @@ count) the frontier gives:
   by it (most first), then by distance;
 * what blocked it, as far as the campaign's data tells (:func:`blocked_by`):
 
+  - **proved unreachable on this path**: the concolic stage
+    (``secant.engine.harvey.concolic``) asked z3 for inputs that follow a case's path and
+    take the side, and the answer was unsat for every input of that path;
   - **sender check**: one operand is the transaction's sender and the other another
     account (a stored owner, a constant address); the detail says whether any sender of
     the campaign is that account;
@@ -68,6 +71,7 @@ TOP = 5
 
 SENDER = "sender check"
 CONSTANT = "constant never produced"
+INFEASIBLE = "proved unreachable on this path"
 BOUND = "bound never crossed"
 REVERT = "revert before it"
 STATE = "state never reached"
@@ -200,6 +204,7 @@ class FrontierInputs:
     senders: frozenset[int] = frozenset()
     code_hashes: Mapping[int, bytes] = field(default_factory=dict)
     uncalled: Mapping[int, str] = field(default_factory=dict)
+    infeasible: Mapping[BranchSide, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -357,6 +362,25 @@ def _locate(code: CodeCoverage, pc: int, side: bool) -> FrontierEntry | None:
     return found
 
 
+def why_unflippable(code: CodeCoverage, pc: int) -> str | None:
+    """Why the JUMPI at ``pc`` is no condition worth solving for, or None.
+
+    A compiler's dispatch or input check, a check in code the compiler generated (ABI
+    decoding, checked arithmetic: no source of the compilation) or a constant condition:
+    the sides the frontier leaves out, and the concolic stage too.
+    """
+    mapper = code.mapper
+    entry = mapper.entry(pc) if mapper is not None else None
+    if mapper is not None and entry is not None:
+        source = mapper.sources.get(entry.file) if entry.file >= 0 else None
+        if source is None:
+            return "a check in code the compiler generated"
+        reason = _compiler_check(source, entry.offset, entry.offset + entry.length)
+        if reason is not None:
+            return reason
+    return _constant_condition(code, pc)
+
+
 def _constant_condition(code: CodeCoverage, pc: int) -> str | None:
     """Why a JUMPI cannot flip: its condition is a constant pushed right before it."""
     before = _before(code, pc, 2)
@@ -409,6 +433,10 @@ def _explain(entries: list[FrontierEntry], inputs: FrontierInputs) -> None:
     for entry in entries:
         if entry.observed is not None:
             entry.reasons = blocked_by(entry.observed, entry.side, inputs, writes)
+        if entry.key in inputs.infeasible:
+            entry.reasons.insert(0, (INFEASIBLE, "the concolic stage's query was unsat: no "
+                                                 "input that follows the path it solved on "
+                                                 "takes this side (another path may)"))
 
 
 def observe(side: BranchSide, case: TxSeq, run: Callable[[TxSeq], RunResult],

@@ -70,6 +70,9 @@ _TITLES = {
     "controlled-delegatecall": "Delegatecall to an input-controlled address",
     "controlled-call": "Call to an input-controlled address and function",
     "tx-origin": "Authorization through tx.origin",
+    "reentrancy": "Reentrancy through an external call",
+    "integer-overflow": "Integer overflow or underflow that is kept",
+    "gasless-send": "Ether send that fails for lack of gas, unhandled",
 }
 """Short descriptions of the built-in oracles' rules (others use their name)."""
 

@@ -51,18 +51,30 @@ straight to the meeting place guards nothing); without any of these the meeting 
 not known and the JUMPI guards the rest of the frame; a backward JUMPI (a loop) guards
 nothing. Unlabelled JUMPIs are not recorded.
 
+Wrapped arithmetic (``OVERFLOW``): the overflow oracle registers, per runtime code, the
+pcs of the arithmetic instructions the source may let wrap and the width and signedness of
+their source type (``watch_arithmetic``; ``secant.compile.arith_types`` finds them). When
+such an instruction's result does not fit that type, the result gets ``OVERFLOW`` and a bit
+of ``WRAP_BITS`` naming the site, and a ``FlowWrap`` records the operands (one per site and
+transaction). Until a site is registered nothing of this runs; afterwards ADD, SUB, MUL,
+EXP and SDIV leave the inline path of every tracker (a dict lookup each).
+
 Cost: the stepped tables call a Python hook per instruction (docs/oracles.md has the
 measured overhead), which is why the recording is on only when an oracle needs it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from secant.compile.arith_types import wrapped
 from secant.evm.analysis import analyze
 from secant.evm.constant_stack import step as constant_step
+from secant.evm.instructions.arithmetic import sdiv
 from secant.evm.opcodes import (
+    ADD,
     BLOCKHASH,
     CALL,
     CALLCODE,
@@ -78,6 +90,7 @@ from secant.evm.opcodes import (
     DUP1,
     DUP16,
     EQ,
+    EXP,
     EXTCODECOPY,
     GASLIMIT,
     HALTS,
@@ -90,6 +103,7 @@ from secant.evm.opcodes import (
     MLOAD,
     MSTORE,
     MSTORE8,
+    MUL,
     NUMBER,
     OPS,
     ORIGIN,
@@ -102,6 +116,7 @@ from secant.evm.opcodes import (
     RETURNDATACOPY,
     RETURNDATASIZE,
     REVERT,
+    SDIV,
     SELFDESTRUCT,
     SLOAD,
     SSTORE,
@@ -128,15 +143,19 @@ __all__ = [
     "LABELS",
     "ORIGIN_CHECK",
     "ORIGIN_LABEL",
+    "OVERFLOW",
     "RETURNDATA",
     "STORED",
+    "WRAP_BITS",
     "Dataflow",
     "DataflowTracker",
     "FlowBranch",
     "FlowCall",
     "FlowFrame",
     "FlowSink",
+    "FlowWrap",
     "label_names",
+    "watch_arithmetic",
 ]
 
 # ---------------------------------------------------------------------- labels
@@ -153,10 +172,16 @@ CALL_SUCCESS = 1 << 9
 RETURNDATA = 1 << 10
 STORED = 1 << 11
 ORIGIN_CHECK = 1 << 12
+OVERFLOW = 1 << 13
+"""A value computed from an arithmetic result that wrapped at its source type's width."""
 _CALL_BIT0 = 16
 _CALL_SLOTS = 16
 CALL_BITS = ((1 << _CALL_SLOTS) - 1) << _CALL_BIT0
 """One bit per call (the n-th call of a transaction gets bit n mod 16): whose flag it is."""
+_WRAP_BIT0 = 32
+_WRAP_SLOTS = 32
+WRAP_BITS = ((1 << _WRAP_SLOTS) - 1) << _WRAP_BIT0
+"""One bit per wrapping site of a case (the n-th site to wrap gets bit n mod 32)."""
 
 BLOCK = (TIMESTAMP_LABEL | NUMBER_LABEL | COINBASE_LABEL | PREVRANDAO_LABEL | BLOCKHASH_LABEL
          | GASLIMIT_LABEL)
@@ -176,6 +201,7 @@ LABELS: dict[int, str] = {
     RETURNDATA: "return data",
     STORED: "storage",
     ORIGIN_CHECK: "tx.origin compared",
+    OVERFLOW: "a wrapped arithmetic result",
 }
 """Human names of the labels (call bits aside)."""
 
@@ -263,6 +289,28 @@ class FlowCall:
     checked: str
 
 
+@dataclass(frozen=True, slots=True)
+class FlowWrap:
+    """An arithmetic instruction whose result wrapped at its source type's width.
+
+    ``a`` and ``b`` are its operands (``a`` the top of the stack), ``result`` what the EVM
+    computed, ``exact`` the true result; ``bit`` is the label bit (of ``WRAP_BITS``) its
+    result carries. One record per site and transaction (the first wrap).
+    """
+
+    tx: int
+    frame: int
+    address: int
+    code_hash: bytes
+    pc: int
+    opcode: int
+    a: int
+    b: int
+    result: int
+    exact: int
+    bit: int
+
+
 @dataclass
 class Dataflow:
     """What the ``dataflow`` recording holds for one test case (the recorder's containers)."""
@@ -272,6 +320,7 @@ class Dataflow:
     sinks: list[FlowSink] = field(default_factory=list)
     calls: list[FlowCall] = field(default_factory=list)
     storage: dict[tuple[int, int], int] = field(default_factory=dict)
+    wraps: list[FlowWrap] = field(default_factory=list)
 
     def completed(self, frame: int) -> bool:
         """Whether frame ``frame`` ended successfully."""
@@ -533,6 +582,26 @@ def _kinds() -> list[int]:
 
 
 _KIND = _kinds()
+_K_ARITH = 17  # ADD, SUB, MUL, EXP, SDIV once a wrapping site is watched
+_ARITH_OPS = (ADD, SUB, MUL, EXP, SDIV)
+_ARITHMETIC: dict[bytes, dict[int, tuple[int, int, bool]]] = {}
+_WRAP_LIMIT = 256  # wrap records kept per case
+
+
+def watch_arithmetic(code_hash: bytes, sites: Mapping[int, tuple[int, int, bool]]) -> None:
+    """Check the arithmetic of the code ``code_hash`` in every tracker from now on.
+
+    ``sites`` maps the pc of an arithmetic instruction to ``(opcode, bits, signed)``, its
+    source type; a result that does not fit gets the ``OVERFLOW`` label. Registered sites
+    stay for the process (runtime code is identified by its hash).
+    """
+    if not sites:
+        return
+    _ARITHMETIC[code_hash] = dict(sites)
+    for op in _ARITH_OPS:
+        _KIND[op] = _K_ARITH
+
+
 # ``step`` tests the kinds by number, and the label bits it tests inline by value.
 assert (_K_PUSH, _K_DUP, _K_SWAP, _K_POP, _K_JUMPDEST, _K_BIN, _K_SAME, _K_JUMP,
         _K_CMP) == tuple(range(1, 10))
@@ -542,6 +611,13 @@ _PUSHES = [OPS[op].pushes if op in OPS else 0 for op in range(256)]
 _CALL_POPS = {CALL: 7, CALLCODE: 7, DELEGATECALL: 6, STATICCALL: 6}
 _DEPTH_LIMIT = 1024
 _ADDRESS_MASK = (1 << 160) - 1
+
+
+_WORD = (1 << 256) - 1
+_RESULTS = {ADD: lambda a, b: (a + b) & _WORD, SUB: lambda a, b: (a - b) & _WORD,
+            MUL: lambda a, b: (a * b) & _WORD, EXP: lambda a, b: pow(a, b, 1 << 256),
+            SDIV: sdiv}
+"""What the EVM computes for each watched opcode (``a`` the top of the stack)."""
 
 
 class _Pending:
@@ -764,8 +840,53 @@ class DataflowTracker:
                 labels |= shadow.pop()
             if _PUSHES[opcode]:
                 shadow.append(labels)
+        elif kind == _K_ARITH:
+            self._arith(frame, context, pc, opcode, stack)
         else:
             self._special(frame, context, pc, opcode, stack)
+
+    def _arith(self, frame: Frame, context: _Context, pc: int, opcode: int,
+               stack: list[int]) -> None:
+        """An arithmetic instruction while sites are watched: wraps at a site are labelled."""
+        shadow = context.stack
+        top = shadow.pop()
+        other = shadow[-1]
+        labels = top | other
+        if opcode == SUB and (top ^ other) & ORIGIN_LABEL:  # as kind 9 does for SUB
+            caller = other if top & ORIGIN_LABEL else top
+            if caller != CALLER_LABEL:
+                labels |= ORIGIN_CHECK
+        sites = _ARITHMETIC.get(frame.code_hash)
+        site = sites.get(pc) if sites is not None else None
+        if site is not None and site[0] == opcode:
+            a, b = stack[-1], stack[-2]
+            exact = wrapped(opcode, site[1], site[2], a, b)
+            if exact is not None:
+                labels |= OVERFLOW | self._wrap(frame, context, pc, opcode, a, b, exact)
+        shadow[-1] = labels
+
+    def _wrap(self, frame: Frame, context: _Context, pc: int, opcode: int, a: int, b: int,
+              exact: int) -> int:
+        """Record a wrap (once per site and transaction); the label bit of its site."""
+        if not context.code_hash:
+            context.code_hash = frame.code_hash
+        code_hash = context.code_hash
+        wraps = self.data.wraps
+        sites: list[tuple[bytes, int]] = []
+        bit = 0
+        for wrap in wraps:
+            if wrap.code_hash == code_hash and wrap.pc == pc:
+                bit = wrap.bit
+                if wrap.tx == self.tx:
+                    return bit
+            elif (wrap.code_hash, wrap.pc) not in sites:
+                sites.append((wrap.code_hash, wrap.pc))
+        if not bit:
+            bit = 1 << (_WRAP_BIT0 + len(sites) % _WRAP_SLOTS)
+        if len(wraps) < _WRAP_LIMIT:
+            wraps.append(FlowWrap(self.tx, context.frame_id, context.address, code_hash, pc,
+                                  opcode, a, b, _RESULTS[opcode](a, b), exact, bit))
+        return bit
 
     def _resync(self, shadow: list[int], stack: list[int]) -> None:
         """Realign the shadow stack with the real one (unknown items are unlabelled)."""

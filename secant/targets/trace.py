@@ -38,9 +38,22 @@ its oracles need, so nothing is paid for a recording nobody reads):
   than the traced ones (an ISZERO chain hides its comparison), which changes Harvey's
   distances: the data-flow oracles replay candidate runs with it instead of asking a
   campaign for it. ``dataflow_of`` gives an oracle the records of a run.
+* ``symbolic``: concolic shadow execution (``secant.symbolic``): z3 terms over the
+  transactions' calldata words, values, senders, block deltas and the storage they read,
+  through stack, memory and storage, with the path condition at every JUMPI whose condition
+  is symbolic (``SymbolicRun``). It steps every instruction and builds terms for symbolic
+  data, so it is for replays that will be solved (``secant.symbolic.solve``), not for a
+  campaign's every run. ``symbolic_of`` gives the records of a run.
+* ``arithmetic``: arithmetic instructions the overflow oracle watches whose result wrapped
+  at its source type, or may have (an operand not known), judged at the entry of their
+  basic block from the live stack (``secant.targets.wraps``); ``wraps_of`` gives them. It
+  costs a dict lookup per block, and a short evaluation per block holding such a site.
 
 ``checkpoint``/``restore`` save what a recorder holds after some transactions and bring it
-back later, so the prefix cache can skip re-running a test case's first transactions.
+back later, so the prefix cache can skip re-running a test case's first transactions. The
+``symbolic`` recording keeps everything that outlives a transaction (shadow storage, the
+variables' bindings, records) in the recorder's containers too, so a case resumed from a
+cached prefix has the same symbolic records as one run from the start.
 """
 
 from __future__ import annotations
@@ -60,11 +73,15 @@ from secant.targets.taint import (
     FlowCall,
     FlowFrame,
     FlowSink,
+    FlowWrap,
 )
+from secant.targets.wraps import PLANS
 from secant.types import BranchEvent, RunResult
 
 if TYPE_CHECKING:
     from secant.evm.frame import Frame
+    from secant.symbolic.records import SymbolicRun
+    from secant.symbolic.shadow import ShadowTracker
 
 RECORDINGS = {
     "panics": "Solidity panics and INVALID halts, with the block trail of their frame",
@@ -76,6 +93,9 @@ RECORDINGS = {
     "storage": "every message's start and end and every storage read and write, in order",
     "dataflow": "taint of input, block values, senders and call results up to branches, "
                 "state changes and calls (steps every instruction)",
+    "arithmetic": "watched arithmetic that wrapped at its source type, seen at block entry",
+    "symbolic": "z3 terms of calldata, value, sender, block deltas and storage read, and "
+                "the path condition at symbolic JUMPIs (steps every instruction)",
 }
 """The recordings a campaign can turn on, by name, with what each holds."""
 
@@ -108,6 +128,8 @@ class CallEvent:
     ``kind`` is the opcode (CALL, CALLCODE, DELEGATECALL, STATICCALL, CREATE, CREATE2);
     ``target`` the account whose context runs (the created address for a creation);
     ``code_address`` the account whose code runs (they differ for DELEGATECALL/CALLCODE).
+    ``gas`` is the gas the message was given (a CALL's stipend included: exactly 2300 for
+    ``send``/``transfer``).
     """
 
     tx: int
@@ -121,6 +143,7 @@ class CallEvent:
     success: bool
     reverted: bool
     output: bytes
+    gas: int = 0
 
 
 START, END, LOAD, STORE = range(4)
@@ -221,6 +244,28 @@ class TraceRecorder(Inspector):
         if self._taint is not None:
             self.wants_steps = True
             self.on_step = self._taint.step  # type: ignore[method-assign]
+        # The symbolic recording: the shadow tracker, likewise (z3 is imported only here,
+        # so a recorder without the recording never loads it).
+        self._symbolic: ShadowTracker | None = None
+        if "symbolic" in wanted:
+            from secant.symbolic.shadow import ShadowTracker
+
+            self._symbolic = ShadowTracker()
+            self.wants_steps = True
+            if self._taint is None:
+                self.on_step = self._symbolic.step  # type: ignore[method-assign]
+            else:
+                taint_step, symbolic_step = self._taint.step, self._symbolic.step
+
+                def both(frame: Frame, pc: int, opcode: int, stack: list[int]) -> None:
+                    taint_step(frame, pc, opcode, stack)
+                    symbolic_step(frame, pc, opcode, stack)
+
+                self.on_step = both  # type: ignore[method-assign]
+        self._shadowing = self._symbolic
+        if "arithmetic" in wanted:  # blocks of watched arithmetic, followed from their entry
+            self._plain_block = self.on_block
+            self.on_block = self._arithmetic_block  # type: ignore[method-assign]
         self.reset()
 
     def reset(self) -> None:
@@ -246,10 +291,19 @@ class TraceRecorder(Inspector):
         self.flow_sinks: list[FlowSink] = []
         self.flow_calls: list[FlowCall] = []
         self.flow_storage: dict[tuple[int, int], int] = {}
+        # The symbolic recording's containers (``secant.symbolic.records.SymbolicRun``).
+        self.sym_branches: list[Any] = []
+        self.sym_pins: list[Any] = []
+        self.sym_txs: dict[int, Any] = {}
+        self.sym_bindings: dict[str, int] = {}
+        self.sym_storage: dict[tuple[int, int], Any] = {}
+        self.flow_wraps: list[FlowWrap] = []
+        # The arithmetic recording: (tx, code hash, pc, surely wrapped or only maybe).
+        self.wrapped: list[tuple[int, bytes, int, bool]] = []
         self.tx = 0
         self._trails: list[list[int]] = [[] for _ in range(8)]
         # Messages started and not yet ended, for the calls recording.
-        self._open: list[tuple[int, int, int, int, int, bytes]] = []
+        self._open: list[tuple[int, int, int, int, int, bytes, int]] = []
 
     def checkpoint(self) -> RecorderCheckpoint:
         """Copy what the recorder holds now (between transactions) for ``restore``.
@@ -299,14 +353,14 @@ class TraceRecorder(Inspector):
         self._record_accounts = self._record_storage = False
         self.override_address = None
         # No dataflow either: the side call runs on the plain traced tables.
-        tracking, steps = self._tracking, self.wants_steps
-        self._tracking, self.wants_steps = None, False
+        tracking, shadowing, steps = self._tracking, self._shadowing, self.wants_steps
+        self._tracking, self._shadowing, self.wants_steps = None, None, False
         try:
             yield
         finally:
             (self._record_panics, self._record_calls, self._record_logs,
              self._record_accounts, self._record_storage, self.override_address) = saved
-            self._tracking, self.wants_steps = tracking, steps
+            self._tracking, self._shadowing, self.wants_steps = tracking, shadowing, steps
 
     def objective(self, site: bytes, pc: int, taken: bool, relation: str, lhs: int,
                   rhs: int) -> None:
@@ -332,12 +386,33 @@ class TraceRecorder(Inspector):
         self.override_address = override_address
         if self._taint is not None:
             self._taint.bind(self.dataflow, index)
+        if self._symbolic is not None:
+            self._symbolic.bind(self.symbolic, index, self.branches, self.overrides,
+                                self.override_address)
 
     @property
     def dataflow(self) -> Dataflow:
         """The dataflow recording's containers for the current case (empty without it)."""
         return Dataflow(self.flow_frames, self.flow_branches, self.flow_sinks, self.flow_calls,
-                        self.flow_storage)
+                        self.flow_storage, self.flow_wraps)
+
+    @property
+    def symbolic(self) -> SymbolicRun:
+        """The symbolic recording's containers for the current case (empty without it)."""
+        from secant.symbolic.records import SymbolicRun
+
+        return SymbolicRun(self.sym_branches, self.sym_pins, self.sym_txs, self.sym_bindings,
+                           self.sym_storage)
+
+    def symbolic_of(self, result: RunResult) -> SymbolicRun | None:
+        """The ``symbolic`` records of ``result`` while this recorder still holds that run.
+
+        None when the recorder does not record ``symbolic`` or has started another run
+        since (its containers are the result's until then: ``branches`` is the same list).
+        """
+        if self._symbolic is None or self.branches is not result.branches:
+            return None
+        return self.symbolic
 
     # ------------------------------------------------------------------ hooks
     def on_message_start(
@@ -350,11 +425,23 @@ class TraceRecorder(Inspector):
             trails.append([])
         trails[depth] = []
         if self._record_calls and depth:
-            self._open.append((kind, sender, target, code_address, value, data))
+            self._open.append((kind, sender, target, code_address, value, data, gas))
         if self._record_storage:
             self.accesses.append(AccessEvent(self.tx, START, depth, target, 0, 0, 0))
         if self._tracking is not None:
             self._tracking.message_start(kind, target, depth)
+        if self._shadowing is not None:
+            self._shadowing.message_start(kind, sender, target, value, data, depth)
+
+    def _arithmetic_block(self, frame: Frame, pc: int) -> None:
+        """``on_block`` with the arithmetic recording: watched blocks are evaluated."""
+        self._plain_block(frame, pc)
+        plans = PLANS.get(frame.code_hash)
+        if plans is not None:
+            plan = plans.get(pc)
+            if plan is not None:
+                for site, surely in plan.evaluate(frame):
+                    self.wrapped.append((self.tx, frame.code_hash, site, surely))
 
     def on_block(self, frame: Frame, pc: int) -> None:
         """Record the block for coverage and for the frame's trail."""
@@ -396,12 +483,14 @@ class TraceRecorder(Inspector):
         """Close the call record; keep panics (not those re-raised by a caller)."""
         if self._tracking is not None:
             self._tracking.message_end(depth, success, frame)
+        if self._shadowing is not None:
+            self._shadowing.message_end(depth, success)
         if self._record_storage:
             self.accesses.append(AccessEvent(self.tx, END, depth, target, int(success), 0, 0))
         if depth and self._open:
-            kind, sender, to, code_address, value, data = self._open.pop()
+            kind, sender, to, code_address, value, data, gas = self._open.pop()
             self.calls.append(CallEvent(self.tx, depth, kind, sender, target, code_address,
-                                        value, data, success, reverted, output))
+                                        value, data, success, reverted, output, gas))
         if (self._record_accounts and success and kind in (CREATE, CREATE2)):
             self.created.append(target)
         if frame is None or success or not self._record_panics:
@@ -473,6 +562,15 @@ class TransitionRecorder(TraceRecorder):
         trail.append(pc)
 
 
+def wraps_of(result: RunResult, post: object) -> list[tuple[int, bytes, int, bool]] | None:
+    """The ``arithmetic`` recording of ``result`` (as ``dataflow_of`` finds it), or None."""
+    recorder = getattr(post, "recorder", None)
+    if (isinstance(recorder, TraceRecorder) and "arithmetic" in recorder.recordings
+            and recorder.branches is result.branches):
+        return recorder.wrapped
+    return None
+
+
 def dataflow_of(result: RunResult, post: object) -> Dataflow | None:
     """The ``dataflow`` recording of ``result``, or None when the run did not record it.
 
@@ -488,6 +586,25 @@ def dataflow_of(result: RunResult, post: object) -> Dataflow | None:
     if (isinstance(recorder, TraceRecorder) and recorder._taint is not None
             and recorder.branches is result.branches):
         return recorder.dataflow
+    return None
+
+
+def symbolic_of(result: RunResult, post: object) -> SymbolicRun | None:
+    """The ``symbolic`` recording of ``result``, or None when the run did not record it.
+
+    As ``dataflow_of``: a result carrying the records (a ``symbolic`` attribute) gives them;
+    otherwise they come from the recorder of ``post`` (a contract target, or a recorder
+    itself) while it still holds this very run.
+    """
+    found = getattr(result, "symbolic", None)
+    if found is not None:
+        from secant.symbolic.records import SymbolicRun  # z3 loads only when there is one
+
+        if isinstance(found, SymbolicRun):
+            return found
+    recorder = post if isinstance(post, TraceRecorder) else getattr(post, "recorder", None)
+    if isinstance(recorder, TraceRecorder):
+        return recorder.symbolic_of(result)
     return None
 
 

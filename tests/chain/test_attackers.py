@@ -12,6 +12,7 @@ from secant.chain.attackers import (
     ATTACKER_ABI,
     MAX_DEPTH_SLOT,
     attack_calldata,
+    costly_attacker_code,
     normal_attacker_code,
     reentrancy_attacker_code,
 )
@@ -63,10 +64,13 @@ def test_deployer_wraps_runtime_code() -> None:
 
 def test_attackers_are_installed_with_abi_and_balance() -> None:
     chain = TestChain()
-    normal, reentrant = chain.attacker_contracts
-    assert (normal.kind, reentrant.kind) == (AttackerKind.NORMAL, AttackerKind.REENTRANCY)
+    normal, reentrant, costly = chain.attacker_contracts
+    assert (normal.kind, reentrant.kind, costly.kind) == (
+        AttackerKind.NORMAL, AttackerKind.REENTRANCY, AttackerKind.COSTLY)
     assert chain.state.code(normal.address) == normal_attacker_code()
     assert chain.state.code(reentrant.address) == reentrancy_attacker_code()
+    assert chain.state.code(costly.address) == costly_attacker_code()
+    assert chain.contract("CostlyAttacker").address == costly.address
     assert chain.state.storage_at(reentrant.address, MAX_DEPTH_SLOT) == 3
     assert chain.contract("NormalAttacker").abi is ATTACKER_ABI
     assert chain.balance(normal) > 0
@@ -86,6 +90,25 @@ def test_normal_attacker_fallback_reverts() -> None:
     result = chain.attack(normal, "Target", "hit")
     assert result.success and result.value == 1
     assert chain.state.storage_at(TARGET, 0) == 1
+
+
+def test_costly_attacker_accepts_only_with_more_than_the_stipend() -> None:
+    chain = _chain_with_target()
+    costly = chain.attacker("costly")
+    before = chain.balance(costly)
+    paid = chain.transact("user1", costly.address, b"", value=7)
+    assert paid.success and chain.balance(costly) == before + 7
+    assert chain.state.storage_at(costly.address, 0) == 1  # the fallback counted it
+    # With the 2300-gas stipend (a CALL with value and gas 0: send/transfer) it runs out.
+    sender = 0x5E4D
+    chain.install(sender, assemble([0, 0, 0, 0, 5, costly.address, 0, "CALL",
+                                    0, "MSTORE", 32, 0, "RETURN"]), balance=100)
+    stipend = chain.transact("user1", sender, b"")
+    assert stipend.success and decode(["uint256"], stipend.output) == (0,)  # the send failed
+    assert chain.balance(sender) == 100 and chain.state.storage_at(costly.address, 0) == 1
+    # attack() forwards like the normal attacker's; the target's callback is accepted.
+    assert chain.attack(costly, "Target", "hit").success
+    assert chain.state.storage_at(costly.address, 0) == 2
 
 
 @pytest.mark.parametrize("depth", [0, 1, 3, 5])

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from secant.engine.corpus import Seed
 from secant.engine.dictionary import Dictionary
 from secant.engine.harvey.adaptive import AdaptiveSeeds, Closest
+from secant.engine.harvey.concolic import ConcolicStage
 from secant.engine.harvey.demand import DemandDriven
 from secant.engine.harvey.prediction import Pending, Predictor
 from secant.engine.mutators import FunctionSpec, Mutation, Mutator
@@ -101,6 +102,9 @@ class HarveyPolicy(Policy):
         self._next: Proposal | None = None
         self._rounds: Rounds | None = None
         self._ended = False  # the loop ran out of things to propose
+        # The concolic stage (secant.engine.harvey.concolic), when the campaign gives one:
+        # it needs the adaptive seeds' just-missed sides.
+        self.concolic: ConcolicStage | None = None
 
     def bind(self, fuzzer: Fuzzer) -> None:
         """Attach to the fuzzer: its rng, coverage and configuration."""
@@ -203,7 +207,24 @@ class HarveyPolicy(Policy):
                         return
                     yield Proposal((self.mutator.random_tx(spec, self.rng),), "init")
                 continue
+            if self.concolic is not None and self.adaptive is not None:
+                yield from self._concolic(self.concolic, self.adaptive)
             yield from self._round()
+
+    def _concolic(self, stage: ConcolicStage, adaptive: AdaptiveSeeds) -> Rounds:
+        """Between rounds, while its share allows: solved cases for just-missed sides."""
+        fuzzer = self.fuzzer
+        while stage.due(fuzzer.stats.execs) and not fuzzer.exhausted():
+            picked = stage.choose(adaptive, fuzzer.stats.execs)
+            if picked is None:
+                return
+            side, closest = picked
+            stats = fuzzer.stats
+            case = stage.solve(side, closest.case, stats.execs / max(stats.elapsed, 1e-3))
+            if case is None:
+                continue
+            yield Proposal(case, "symbolic")
+            stage.observe(side, fuzzer.coverage.edges)
 
     def _round(self) -> Rounds:
         """One round of Alg. 2 on a picked input."""
@@ -358,6 +379,9 @@ class HarveyPolicy(Policy):
                 "picks": stats.adaptive_picks,
                 "corpus_entries": sum(1 for s in corpus.seeds if s.adaptive),
             },
+            **({"symbolic": {"share": self.concolic.share, **self.concolic.stats.to_json(),
+                             "infeasible_sides": len(self.concolic.infeasible)}}
+               if self.concolic is not None else {}),
         }
 
     def progress_rows(self) -> list[tuple[str, str]]:
@@ -380,4 +404,11 @@ class HarveyPolicy(Policy):
             rows.append(("adaptive seeds", f"{len(self.adaptive)} just-missed branches, "
                                            f"{stats.adaptive_picks} picks, {from_adaptive} "
                                            "corpus entries"))
+        stage = self.concolic
+        if stage is not None:
+            counts = stage.stats
+            rows.append(("symbolic", f"{counts.success} ok / {counts.fail} failed of "
+                                     f"{counts.sat} solved; {counts.unsat} unsat "
+                                     f"({counts.proved} proved), {counts.unknown} unknown; "
+                                     f"{counts.seconds:.1f} s"))
         return rows

@@ -1,0 +1,231 @@
+"""The concolic stage: z3 flips the just-missed branches prediction and mutation could not.
+
+Input prediction (``secant.engine.harvey.prediction``) solves a branch whose cost falls
+linearly in one input; mutation finds what is likely by chance. Neither solves a condition
+that ties several inputs together through non-linear or wrapping arithmetic, or one an
+input reaches only through storage. For those, the stage takes a just-missed branch side
+(sFuzz's, ``secant.engine.harvey.adaptive``), replays its closest test case with the
+``symbolic`` recording (``secant.symbolic``: the trace callable the worker gives), negates
+the branch on that run's path condition and asks z3 for inputs (``flip_branch``); a ``sat``
+answer is run as the next proposal, origin ``symbolic``.
+
+**When a side is tried.** A side becomes eligible once it has stayed just-missed for
+``patience`` executions since it was first seen: the cheap mechanisms get the first go, and
+prediction, which needs only a few runs of the closest case's round, solves a linear
+condition well within that. Sides first seen right after a solved case took its side are
+eligible at once: they are the next conditions on the path the solver opened (the next
+conjunct of an ``&&``), which the cheap mechanisms had no more chance at than the last. A
+side is solved against a given closest case once (solving the same path again gives the
+same answer); it is tried again only when a closer case replaces it, at most
+``max_tries`` times in all. A side whose condition depends only on the state before the
+case (a maze's position read from storage) is left to the sequence fuzzer: no input of
+that case flips it. Among eligible sides the stage takes the
+one tried least, then the one seen first.
+
+**How much.** The stage runs between rounds while the executions charged to it stay within
+``share`` of the campaign's: each attempt (a symbolic replay and a query) is charged the
+executions its seconds would have run at the campaign's rate so far, and at least
+:data:`ATTEMPT_COST`. A query that runs into z3's time limit therefore costs its share
+honestly; the price is that with the stage on, the campaign depends on the machine's
+speed (what z3 answers within its limit, and the charges), which is why it is off by
+default (``--symbolic-share``; docs/symbolic.md has the measurements).
+
+**Answers.** ``sat``: the case runs; it is a success when it took the wanted side (as
+prediction's successes and failures are counted). ``unsat`` with ``proved``: no input
+follows that path and takes the side; the side is kept in :attr:`ConcolicStage.infeasible`
+("proved unreachable on this path"), which the frontier shows; another path may still
+reach it, so a closer case is tried again. ``unknown``: z3's limit ran out.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from secant.engine.harvey.adaptive import AdaptiveSeeds, BranchSide, Closest
+from secant.types import TxSeq
+
+if TYPE_CHECKING:
+    from secant.symbolic.records import SymbolicRun
+
+ATTEMPT_COST = 200
+"""Executions one attempt is charged at least (a symbolic replay of the closest case and a
+query cost a few hundred plain executions on the test contracts, docs/symbolic.md)."""
+
+DEFAULT_PATIENCE = 1000
+"""Executions a side stays just-missed before the stage takes it up."""
+
+DEFAULT_TIMEOUT_MS = 4000
+"""z3's limit per query."""
+
+DEFAULT_MAX_TRIES = 3
+"""Queries at most per branch side (each against a closer case than the last)."""
+
+PROVED = "proved unreachable on this path"
+
+STATE_VARIABLE = "s_"
+"""The prefix of the symbolic variables of storage read before the case
+(``secant.symbolic``): a condition over these alone is the state's, no input's."""
+"""What the frontier says of a side whose query was unsat on every input of the path."""
+
+SymbolicTrace = Callable[[TxSeq], "SymbolicRun | None"]
+"""Replays a case with the ``symbolic`` recording (None: nothing was recorded)."""
+
+
+@dataclass
+class ConcolicStats:
+    """The stage's counters (``summary.json``'s ``symbolic`` and the progress display)."""
+
+    attempts: int = 0
+    sat: int = 0
+    unsat: int = 0
+    proved: int = 0
+    unknown: int = 0
+    not_symbolic: int = 0
+    """The side's JUMPI did not depend on any input in the closest case's replay."""
+    needs_state: int = 0
+    """The side's condition depended only on the state before the case."""
+    success: int = 0
+    """Solved cases that took the wanted side."""
+    fail: int = 0
+    seconds: float = 0.0
+    charged: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """The counters as JSON."""
+        return {"attempts": self.attempts, "sat": self.sat, "unsat": self.unsat,
+                "proved_infeasible": self.proved, "unknown": self.unknown,
+                "not_symbolic": self.not_symbolic, "needs_state": self.needs_state,
+                "success": self.success,
+                "fail": self.fail, "seconds": round(self.seconds, 3),
+                "charged_execs": self.charged}
+
+
+class ConcolicStage:
+    """Chooses just-missed sides, solves for inputs that flip them (module docstring)."""
+
+    def __init__(self, trace: SymbolicTrace, senders: Sequence[int], *, share: float,
+                 patience: int = DEFAULT_PATIENCE, timeout_ms: int = DEFAULT_TIMEOUT_MS,
+                 max_tries: int = DEFAULT_MAX_TRIES, max_time_delta: int | None = None,
+                 max_blocks_delta: int | None = None,
+                 worth: Callable[[BranchSide], bool] | None = None) -> None:
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"the symbolic share must be between 0 and 1, not {share}")
+        self.trace = trace
+        # Which sides are conditions of the source at all (not a compiler's dispatch check
+        # or a constant condition); every side when the campaign cannot tell.
+        self.worth = worth or (lambda side: True)
+        self.senders = list(senders)
+        self.share = share
+        self.patience = patience
+        self.timeout_ms = timeout_ms
+        self.max_tries = max_tries
+        self.max_time_delta = max_time_delta  # None: the solver's own bounds
+        self.max_blocks_delta = max_blocks_delta
+        self.stats = ConcolicStats()
+        self.first_seen: dict[BranchSide, int] = {}
+        self.tries: Counter[BranchSide] = Counter()
+        self.solved_against: dict[BranchSide, TxSeq] = {}
+        self.infeasible: dict[BranchSide, str] = {}
+        self._follow = False  # a solved case took its side since the last choice
+
+    def due(self, execs: int) -> bool:
+        """Whether the stage may run now (its charge within its share of ``execs``)."""
+        return self.share > 0 and self.stats.charged <= self.share * execs
+
+    def choose(self, adaptive: AdaptiveSeeds, execs: int
+               ) -> tuple[BranchSide, Closest] | None:
+        """The eligible just-missed side to try next, with its closest case (or None)."""
+        best: tuple[int, int, BranchSide] | None = None
+        first_seen = self.first_seen
+        # Sides that appeared with a solved case are the next conditions on its path (the
+        # next conjunct of an ``&&``, the body's own branches): eligible at once.
+        new_at = execs - self.patience if self._follow else execs
+        self._follow = False
+        for side, closest in adaptive.best.items():
+            seen = first_seen.setdefault(side, new_at)
+            if execs - seen < self.patience or self.tries[side] >= self.max_tries:
+                continue
+            if self.solved_against.get(side) == closest.case or not self.worth(side):
+                continue
+            key = (self.tries[side], seen, side)
+            if best is None or key[:2] < best[:2]:
+                best = key
+        if best is None:
+            return None
+        side = best[2]
+        return side, adaptive.best[side]
+
+    def solve(self, side: BranchSide, case: TxSeq, rate: float = 0.0) -> TxSeq | None:
+        """A case that should take ``side``, solved from ``case``'s path (None: none).
+
+        ``rate`` is the campaign's executions per second so far: the attempt is charged
+        the executions its seconds would have run, and at least :data:`ATTEMPT_COST`.
+        """
+        # z3 loads only when the stage runs.
+        from secant.symbolic.solve import (
+            DEFAULT_MAX_BLOCKS_DELTA,
+            DEFAULT_MAX_TIME_DELTA,
+            flip_branch,
+        )
+
+        stats = self.stats
+        self.tries[side] += 1
+        self.solved_against[side] = case
+        started = time.perf_counter()
+        try:
+            run = self.trace(case)
+            code_hash, pc, wanted = side
+            found = run.find(code_hash, pc, taken=not wanted) if run is not None else []
+            if run is None or not found:
+                stats.not_symbolic += 1
+                return None
+            stats.attempts += 1
+            # The first time the case reached the JUMPI going the other way: the shortest
+            # path condition that leads there. An earlier JUMPI on the very same condition
+            # decided it already (solc's ``a && b && c`` tests a false ``a`` again at every
+            # conjunct's JUMPI): that one is flipped, or the path would forbid the flip.
+            index = found[0]
+            condition = run.branches[index].condition
+            index = next((j for j in range(index) if run.branches[j].condition.eq(condition)),
+                         index)
+            if all(name.startswith(STATE_VARIABLE) for name in run.branches[index].variables):
+                # Decided by the state before the case alone (a maze position read from
+                # storage): other inputs of this case cannot flip it, other sequences may.
+                stats.needs_state += 1
+                return None
+            answer = flip_branch(case, run, index, senders=self.senders,
+                                 timeout_ms=self.timeout_ms,
+                                 max_time_delta=(DEFAULT_MAX_TIME_DELTA
+                                                 if self.max_time_delta is None
+                                                 else self.max_time_delta),
+                                 max_blocks_delta=(DEFAULT_MAX_BLOCKS_DELTA
+                                                   if self.max_blocks_delta is None
+                                                   else self.max_blocks_delta))
+        finally:
+            spent = time.perf_counter() - started
+            stats.seconds += spent
+            stats.charged += max(ATTEMPT_COST, round(spent * rate))
+        if answer.status == "sat":
+            stats.sat += 1
+            return answer.case
+        if answer.status == "unsat":
+            stats.unsat += 1
+            if answer.proved:
+                stats.proved += 1
+                self.infeasible[side] = PROVED
+        else:
+            stats.unknown += 1
+        return None
+
+    def observe(self, side: BranchSide, edges: set[tuple[bytes, int, bool]]) -> None:
+        """After a solved case ran: a success when the campaign now covers ``side``."""
+        if side in edges:
+            self.stats.success += 1
+            self.infeasible.pop(side, None)
+            self._follow = True
+        else:
+            self.stats.fail += 1

@@ -1,0 +1,353 @@
+"""Solve for a test case that takes the other side of a recorded branch.
+
+:func:`flip_branch` takes a test case, the ``symbolic`` recording of its run
+(``SymbolicRun``) and the index of a branch record, and asks z3 for inputs under which
+
+* every branch recorded before it goes the way it went in the run (the path condition),
+* every concretisation made before it concretises to the same value (``SymPin``; on by
+  default, ``pin_concretised``),
+* and the branch itself goes the other way,
+
+within the domains the fuzzer's inputs live in: the sender is one of ``senders``; the value
+is at most ``max_value`` (default: what the sender could send in the run); the block
+deltas stay between 0 and ``max_time_delta``/``max_blocks_delta``; every argument word is
+a valid ABI encoding of its type (``secant.symbolic.abi_words``); offsets, lengths and
+string contents keep their values (the calldata layout is part of the path); storage read
+before the case keeps the values it had (``pin_storage``; the chain's post-deployment
+state is what every case starts from). Transactions outside ``vary`` keep their inputs,
+and so does a transaction sent through an attacker contract (its calldata is the
+contract's, not the target's).
+
+The answer is a :class:`FlipResult`: ``sat`` with the new case (every input the model does
+not mention keeps its value), ``unsat``, or ``unknown`` (the time limit, or z3 gave up).
+An ``unsat`` answer has ``proved`` set when no restriction entered it and no concretisation
+of a free input preceded the branch: then no input of the fuzzer's domains that follows
+the same path (with the same calldata layout) takes the other side, and a caller can show
+the side as infeasible on this path. Without ``proved`` it says only that these inputs,
+with these restrictions, do not flip it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import z3
+
+from secant.abi import function_selector
+from secant.symbolic.abi_words import FIXED_LAYOUT, WordSlot, apply_words, word_domain, word_slots
+from secant.symbolic.records import SymbolicRun, SymTx
+from secant.types import Tx, TxSeq
+
+__all__ = ["DEFAULT_MAX_BLOCKS_DELTA", "DEFAULT_MAX_TIME_DELTA", "DEFAULT_NARROW_SHARE",
+           "DEFAULT_TIMEOUT_MS", "NARROW_BITS", "FlipResult", "flip_branch"]
+
+DEFAULT_TIMEOUT_MS = 2000
+"""A query's time limit when none is given."""
+
+DEFAULT_MAX_TIME_DELTA = 10 * 365 * 86400
+"""Ten years: a solved clock delta stays within what a campaign's deadlines need."""
+
+DEFAULT_MAX_BLOCKS_DELTA = 10_000_000
+"""About four years of twelve-second blocks."""
+
+NARROW_BITS = 32
+"""The width of integer arguments in a query's first, narrowed try."""
+
+DEFAULT_NARROW_SHARE = 0.25
+"""The share of a query's time limit that the narrowed try may use."""
+
+_MASK = (1 << 256) - 1
+_NAME = re.compile(r"^tx(\d+)_(w(\d+)|value|sender|time|blocks)$")
+_GUARD = "__secant_guard_"
+
+Status = Literal["sat", "unsat", "unknown"]
+
+
+@dataclass(frozen=True)
+class FlipResult:
+    """What a query answered (see the module docstring).
+
+    ``case`` is the new test case (``sat`` only). ``seconds`` is the time z3 took (both
+    checks of an ``unsat`` whose proof needed a second one). ``proved``: an ``unsat``
+    that holds for every input of the fuzzer's domains on this path. ``reason`` explains
+    ``unknown`` (z3's reason) and a failure to build the query. ``assignment`` holds the
+    model's value of every variable of the query; ``storage`` the values of slots read
+    before the case that the model chose (only with ``pin_storage=False``: the new case
+    reaches the other side only if the chain holds them, as Harvey's aggressive mode can
+    arrange with ``Tx.storage``).
+    """
+
+    status: Status
+    case: TxSeq | None = None
+    seconds: float = 0.0
+    proved: bool = False
+    reason: str = ""
+    assignment: Mapping[str, int] = field(default_factory=dict)
+    storage: Mapping[tuple[int, int], int] = field(default_factory=dict)
+
+    @property
+    def sat(self) -> bool:
+        """Whether a new case was found."""
+        return self.status == "sat"
+
+
+@dataclass
+class _Query:
+    """The constraints of one query, by role."""
+
+    facts: list[Any] = field(default_factory=list)  # path, domains, fixed layout
+    restrictions: list[Any] = field(default_factory=list)  # kept inputs (vary, relays)
+    pins: list[Any] = field(default_factory=list)  # concretisations of free inputs
+    free: set[str] = field(default_factory=set)  # variables the solver may choose
+    fixed: set[str] = field(default_factory=set)  # kept by a fact (layout, storage)
+    narrow: dict[str, bool] = field(default_factory=dict)  # wide integer words: signed?
+
+
+def flip_branch(case: TxSeq, run: SymbolicRun, index: int, *, senders: Sequence[int],
+                timeout_ms: int = DEFAULT_TIMEOUT_MS, pin_storage: bool = True,
+                pin_concretised: bool = True, vary: Collection[int] | None = None,
+                max_value: int | None = None,
+                max_time_delta: int = DEFAULT_MAX_TIME_DELTA,
+                max_blocks_delta: int = DEFAULT_MAX_BLOCKS_DELTA,
+                narrow_share: float = DEFAULT_NARROW_SHARE) -> FlipResult:
+    """A case that follows ``run``'s path up to branch record ``index`` and flips it.
+
+    ``case`` is the test case ``run`` recorded; ``senders`` the addresses a transaction may
+    come from; ``vary`` the indices of the transactions whose inputs may change (default:
+    all). ``narrow_share`` of the time goes to a first try with the integer arguments
+    limited to ``NARROW_BITS`` bits (0: none). See the module docstring for the
+    constraints and :class:`FlipResult` for the answer.
+    """
+    if not 0 <= index < len(run.branches):
+        raise IndexError(f"no branch record {index} (the run has {len(run.branches)})")
+    target = run.branches[index]
+    goal = z3.Not(target.path_condition)
+    path = [record.path_condition for record in run.branches[:index]]
+    pins = run.pins_before(target.seq)
+    names: set[str] = set(target.variables)
+    for record in run.branches[:index]:
+        names |= record.variables
+    for pin in pins:
+        names |= pin.variables
+    query = _Query(facts=list(path))
+    layouts: dict[int, list[WordSlot]] = {}
+    for name in sorted(names):
+        _constrain(name, case, run, query, layouts, senders=senders, pin_storage=pin_storage,
+                   vary=vary, max_value=max_value, max_time_delta=max_time_delta,
+                   max_blocks_delta=max_blocks_delta)
+    # A pin over inputs that facts keep (the calldata layout, storage before the case)
+    # follows from the facts: no approximation. Any other pin is one.
+    approximate = False
+    for pin in pins:
+        if pin.variables <= query.fixed:
+            query.facts.append(pin.constraint)
+            continue
+        approximate = True
+        if pin_concretised:
+            query.pins.append(pin.constraint)
+    return _solve(case, run, query, goal, timeout_ms, proof_possible=not approximate,
+                  narrow_share=narrow_share)
+
+
+def _constrain(name: str, case: TxSeq, run: SymbolicRun, query: _Query,
+               layouts: dict[int, list[WordSlot]], *, senders: Sequence[int],
+               pin_storage: bool, vary: Collection[int] | None, max_value: int | None,
+               max_time_delta: int, max_blocks_delta: int) -> None:
+    """Add the domain of variable ``name`` (or keep it at its value) to ``query``."""
+    var = z3.BitVec(name, 256)
+    bound = run.bindings.get(name, 0)
+    keep = var == z3.BitVecVal(bound, 256)
+    if name.startswith("s_"):
+        if pin_storage:
+            query.facts.append(keep)
+            query.fixed.add(name)
+        else:
+            query.free.add(name)
+        return
+    match = _NAME.match(name)
+    if match is None:
+        query.restrictions.append(keep)
+        return
+    tx = int(match.group(1))
+    info = run.txs.get(tx)
+    if tx >= len(case) or (vary is not None and tx not in vary) or _relayed(case[tx], info):
+        query.restrictions.append(keep)
+        return
+    what = match.group(2)
+    if match.group(3) is not None:
+        slots = layouts.get(tx)
+        if slots is None:
+            slots = layouts[tx] = word_slots(case[tx].function, case[tx].args)
+        word = int(match.group(3))
+        slot = next((s for s in slots if s.word == word), None)
+        if slot is None or slot.kind == FIXED_LAYOUT:
+            query.facts.append(keep)  # the layout is part of the path
+            query.fixed.add(name)
+            return
+        domain = word_domain(slot, var)
+        if domain is not None:
+            query.facts.append(domain)
+        if slot.kind in ("uint", "int") and slot.bits > NARROW_BITS:
+            query.narrow[name] = slot.kind == "int"
+    elif what == "value":
+        limit = max_value if max_value is not None else (
+            info.balance if info is not None and info.balance is not None else bound)
+        query.facts.append(z3.ULE(var, z3.BitVecVal(limit, 256)))
+    elif what == "sender":
+        if not senders:
+            query.restrictions.append(keep)
+            return
+        query.facts.append(z3.Or([var == z3.BitVecVal(s, 256) for s in senders]))
+    else:
+        # The change to the transaction's delta: the new delta stays in [0, limit].
+        old = case[tx].time if what == "time" else case[tx].blocks
+        limit = max_time_delta if what == "time" else max_blocks_delta
+        query.facts.append(z3.ULE(var + z3.BitVecVal(old, 256), z3.BitVecVal(limit, 256)))
+    query.free.add(name)
+
+
+def _relayed(tx: Tx, info: SymTx | None) -> bool:
+    """Whether the transaction's message is not the case's own (an attacker relays it)."""
+    if info is None:
+        return False
+    if info.sender != tx.sender:
+        return True
+    if "(" in tx.function:
+        return info.data[:4] != function_selector(tx.function)
+    return False
+
+
+def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: int,
+           proof_possible: bool, narrow_share: float) -> FlipResult:
+    seconds = 0.0
+    budget = max(1, timeout_ms)
+    if query.narrow and narrow_share > 0:
+        # First with small integer arguments: bit-blasted multiplications and divisions
+        # of 256-bit words are slow, of 32-bit ones fast, and small solutions are common.
+        # Any model of the narrowed query is one of the full query.
+        substitution, widen = _narrowing(query.narrow)
+        answer, solver, spent = _check(
+            [z3.substitute(c, *substitution) for c in query.facts + [goal]],
+            [z3.substitute(c, *substitution) for c in query.restrictions + query.pins],
+            max(1, int(budget * narrow_share)))
+        seconds += spent
+        if answer == z3.sat:
+            assignment = _assignment(solver.model())
+            for name, (narrow, signed) in widen.items():
+                small = assignment.pop(narrow, 0)
+                width = NARROW_BITS
+                if signed and small >> (width - 1):
+                    small -= 1 << width
+                assignment[name] = small & _MASK
+            return _sat(case, run, query, assignment, seconds)
+        budget = max(1, budget - int(spent * 1000))
+    answer, solver, spent = _check(query.facts + [goal], query.restrictions + query.pins,
+                                   budget)
+    seconds += spent
+    if answer == z3.sat:
+        return _sat(case, run, query, _assignment(solver.model()), seconds)
+    if answer == z3.unknown:
+        return FlipResult("unknown", seconds=seconds, reason=solver.reason_unknown())
+    proved = False
+    if proof_possible:
+        if not solver.unsat_core():
+            proved = True
+        elif query.restrictions:
+            # The core is not minimal: ask again without the restrictions (the pins follow
+            # from the facts here, so they are not among the guards).
+            budget = max(1, budget - int(spent * 1000))
+            again, _, spent = _check(query.facts + [goal], [], budget)
+            seconds += spent
+            proved = again == z3.unsat
+    return FlipResult("unsat", seconds=seconds, proved=proved)
+
+
+def _check(facts: list[Any], guarded: list[Any], timeout_ms: int) -> tuple[Any, Any, float]:
+    """Check ``facts`` and ``guarded`` (each under an assumption, for the unsat core).
+
+    The query is copied into a fresh z3 context: z3's answers depend on the order its
+    terms were created in, and the main context's order depends on everything the process
+    built before (other runs, other queries). A fresh context makes the same query give
+    the same model in any process, and frees the solver's memory with it.
+    """
+    context = z3.Context()
+    solver = z3.Solver(ctx=context)
+    solver.set("timeout", timeout_ms)
+    solver.add(*[fact.translate(context) for fact in facts])
+    guards = []
+    for number, constraint in enumerate(guarded):
+        guard = z3.Bool(f"{_GUARD}{number}", context)
+        solver.add(z3.Implies(guard, constraint.translate(context)))
+        guards.append(guard)
+    started = time.perf_counter()
+    answer = solver.check(*guards)
+    return answer, solver, time.perf_counter() - started
+
+
+def _narrowing(narrow: Mapping[str, bool]) -> tuple[list[tuple[Any, Any]],
+                                                    dict[str, tuple[str, bool]]]:
+    """Each variable as the extension of a ``NARROW_BITS`` one (sign-extended if signed)."""
+    substitution: list[tuple[Any, Any]] = []
+    widen: dict[str, tuple[str, bool]] = {}
+    for name, signed in sorted(narrow.items()):
+        small = f"{name}__narrow"
+        var = z3.BitVec(small, NARROW_BITS)
+        extend = z3.SignExt if signed else z3.ZeroExt
+        substitution.append((z3.BitVec(name, 256), extend(256 - NARROW_BITS, var)))
+        widen[name] = (small, signed)
+    return substitution, widen
+
+
+def _assignment(model: Any) -> dict[str, int]:
+    return {decl.name(): model[decl].as_long() for decl in model.decls()
+            if not decl.name().startswith(_GUARD)}
+
+
+def _sat(case: TxSeq, run: SymbolicRun, query: _Query, assignment: dict[str, int],
+         seconds: float) -> FlipResult:
+    new_case, storage = _case_from(case, run, assignment, query.free)
+    return FlipResult("sat", new_case, seconds, assignment=assignment, storage=storage)
+
+
+def _case_from(case: TxSeq, run: SymbolicRun, assignment: Mapping[str, int],
+               free: set[str]) -> tuple[TxSeq, dict[tuple[int, int], int]]:
+    """The case with the model's values of the free variables written in."""
+    words: dict[int, dict[int, int]] = {}
+    fields: dict[int, dict[str, int]] = {}
+    storage: dict[tuple[int, int], int] = {}
+    for name, value in assignment.items():
+        if name not in free:
+            continue
+        if name.startswith("s_"):
+            _, address, slot = name.split("_")
+            storage[(int(address, 16), int(slot, 16))] = value
+            continue
+        match = _NAME.match(name)
+        if match is None:
+            continue
+        number = int(match.group(1))
+        if match.group(3) is not None:
+            words.setdefault(number, {})[int(match.group(3))] = value
+        else:
+            fields.setdefault(number, {})[match.group(2)] = value
+    new: list[Tx] = []
+    for index, tx in enumerate(case):
+        changed = tx
+        if index in words:
+            slots = word_slots(tx.function, tx.args)
+            changed = changed.with_args(apply_words(tx.args, slots, words[index]))
+        found = fields.get(index, {})
+        if "value" in found:
+            changed = replace(changed, value=found["value"])
+        if "sender" in found:
+            changed = replace(changed, sender=found["sender"] & ((1 << 160) - 1))
+        if "time" in found:
+            changed = replace(changed, time=(tx.time + found["time"]) & _MASK)
+        if "blocks" in found:
+            changed = replace(changed, blocks=(tx.blocks + found["blocks"]) & _MASK)
+        new.append(changed)
+    return tuple(new), storage

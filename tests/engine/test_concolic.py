@@ -1,0 +1,90 @@
+"""The concolic stage: which just-missed sides it takes, when, and what it counts."""
+
+from __future__ import annotations
+
+from secant.engine.harvey.adaptive import AdaptiveSeeds, Closest
+from secant.engine.harvey.concolic import ATTEMPT_COST, ConcolicStage
+from secant.types import Tx, TxSeq
+
+CODE = b"\x01" * 32
+A, B, C = (CODE, 10, True), (CODE, 20, False), (CODE, 30, True)
+
+
+def case(n: int) -> TxSeq:
+    return (Tx("f(uint256)", (n,), 1),)
+
+
+def seeds(*sides: tuple[bytes, int, bool]) -> AdaptiveSeeds:
+    adaptive = AdaptiveSeeds()
+    for number, side in enumerate(sides):
+        adaptive.best[side] = Closest(5, case(number), 0)
+    return adaptive
+
+
+def stage(**options: object) -> ConcolicStage:
+    traced: list[TxSeq] = []
+    made = ConcolicStage(lambda c: traced.append(c) or None, [1], share=0.1,  # type: ignore[func-returns-value]
+                         patience=100, **options)  # type: ignore[arg-type]
+    made.traced = traced  # type: ignore[attr-defined]
+    return made
+
+
+def test_a_side_waits_its_patience_then_the_least_tried_oldest_goes_first() -> None:
+    concolic = stage()
+    adaptive = seeds(A, B)
+    assert concolic.choose(adaptive, 0) is None  # both just seen
+    assert concolic.choose(adaptive, 99) is None
+    adaptive.best[C] = Closest(5, case(9), 50)
+    side, closest = concolic.choose(adaptive, 100) or (None, None)
+    assert side == A and closest is not None and closest.case == case(0)
+    concolic.solve(A, case(0))  # no symbolic records: counted, nothing to run
+    assert concolic.stats.not_symbolic == 1 and concolic.tries[A] == 1
+    assert concolic.choose(adaptive, 100) == (B, adaptive.best[B])
+    concolic.solve(B, case(1))
+    # The stage first saw C at 100 executions: eligible from 200 on.
+    assert concolic.choose(adaptive, 199) is None
+    assert concolic.choose(adaptive, 200) == (C, adaptive.best[C])
+
+
+def test_a_side_is_solved_once_per_closest_case_and_at_most_max_tries() -> None:
+    concolic = stage(max_tries=2)
+    adaptive = seeds(A)
+    concolic.choose(adaptive, 0)
+    concolic.solve(A, case(0))
+    assert concolic.choose(adaptive, 500) is None  # same closest case: same answer
+    adaptive.best[A] = Closest(3, case(7), 400)  # a closer case
+    assert concolic.choose(adaptive, 500) == (A, adaptive.best[A])
+    concolic.solve(A, case(7))
+    adaptive.best[A] = Closest(2, case(8), 450)
+    assert concolic.choose(adaptive, 500) is None  # two tries spent
+
+
+def test_sides_the_source_does_not_decide_are_left_alone() -> None:
+    concolic = stage(worth=lambda side: side != A)
+    adaptive = seeds(A, B)
+    concolic.choose(adaptive, 0)
+    assert concolic.choose(adaptive, 1000) == (B, adaptive.best[B])
+
+
+def test_sides_seen_after_a_success_are_taken_at_once() -> None:
+    concolic = stage()
+    adaptive = seeds(A)
+    concolic.choose(adaptive, 0)
+    concolic.solve(A, case(0))
+    concolic.observe(A, {A})  # the solved case took A
+    assert concolic.stats.success == 1
+    del adaptive.best[A]
+    adaptive.best[B] = Closest(5, case(3), 300)  # the next conjunct, just seen
+    assert concolic.choose(adaptive, 300) == (B, adaptive.best[B])
+    concolic.observe(B, set())
+    assert concolic.stats.fail == 1
+
+
+def test_the_share_bounds_the_executions_charged() -> None:
+    concolic = stage()
+    assert concolic.due(0)  # nothing charged yet
+    concolic.solve(A, case(0))
+    assert concolic.stats.charged == ATTEMPT_COST
+    assert not concolic.due(ATTEMPT_COST * 10 - 1)
+    assert concolic.due(ATTEMPT_COST * 10)
+    assert not ConcolicStage(lambda c: None, [1], share=0.0).due(10**9)
