@@ -88,3 +88,16 @@ def test_the_share_bounds_the_executions_charged() -> None:
     assert not concolic.due(ATTEMPT_COST * 10 - 1)
     assert concolic.due(ATTEMPT_COST * 10)
     assert not ConcolicStage(lambda c: None, [1], share=0.0).due(10**9)
+
+
+def test_a_solved_case_that_went_further_is_the_next_base_for_its_side() -> None:
+    concolic = stage()
+    adaptive = seeds(A)
+    concolic.choose(adaptive, 0)
+    concolic.solve(A, case(0))
+    concolic._solved = case(5)  # what a sat answer leaves (the stand-in tracer gives none)
+    concolic.observe(A, set(), new_edges=2)  # new edges, but not A: the next conjunct
+    side, closest = concolic.choose(adaptive, 150) or (None, None)
+    assert side == A and closest is not None and closest.case == case(5)
+    concolic.observe(A, set(), new_edges=0)  # nothing new: the closest case again
+    assert concolic.choose(adaptive, 150) is None  # already solved against case(0)

@@ -13,8 +13,12 @@ answer is run as the next proposal, origin ``symbolic``.
 ``patience`` executions since it was first seen: the cheap mechanisms get the first go, and
 prediction, which needs only a few runs of the closest case's round, solves a linear
 condition well within that. Sides first seen right after a solved case took its side are
-eligible at once: they are the next conditions on the path the solver opened (the next
-conjunct of an ``&&``), which the cheap mechanisms had no more chance at than the last. A
+eligible at once, and so are those after a solved case that covered new edges without
+taking its side: they are the next conditions on the path the solver opened (the next
+conjunct of an ``&&``), which the cheap mechanisms had no more chance at than the last.
+Such a case is also the next base for its own side: it got further along that side's
+path than the closest case, which sFuzz's distance (measured at the first copy of an
+``&&``'s condition) may still prefer. A
 side is solved against a given closest case once (solving the same path again gives the
 same answer); it is tried again only when a closer case replaces it, at most
 ``max_tries`` times in all. A side whose condition depends only on the state before the
@@ -131,6 +135,8 @@ class ConcolicStage:
         self.solved_against: dict[BranchSide, TxSeq] = {}
         self.infeasible: dict[BranchSide, str] = {}
         self._follow = False  # a solved case took its side since the last choice
+        self._solved: TxSeq | None = None  # the last case a query gave
+        self._retry: tuple[BranchSide, TxSeq] | None = None
 
     def due(self, execs: int) -> bool:
         """Whether the stage may run now (its charge within its share of ``execs``)."""
@@ -139,6 +145,13 @@ class ConcolicStage:
     def choose(self, adaptive: AdaptiveSeeds, execs: int
                ) -> tuple[BranchSide, Closest] | None:
         """The eligible just-missed side to try next, with its closest case (or None)."""
+        retry, self._retry = self._retry, None
+        if retry is not None and retry[0] in adaptive.best \
+                and self.tries[retry[0]] < self.max_tries:
+            # The solved case went further along the side's path than its closest case
+            # (which sFuzz's distance, measured at the first copy of an ``&&``'s condition,
+            # still prefers): solve again from there.
+            return retry[0], Closest(0, retry[1], execs)
         best: tuple[int, int, BranchSide] | None = None
         first_seen = self.first_seen
         # Sides that appeared with a solved case are the next conditions on its path (the
@@ -211,6 +224,7 @@ class ConcolicStage:
             stats.charged += max(ATTEMPT_COST, round(spent * rate))
         if answer.status == "sat":
             stats.sat += 1
+            self._solved = answer.case
             return answer.case
         if answer.status == "unsat":
             stats.unsat += 1
@@ -221,11 +235,20 @@ class ConcolicStage:
             stats.unknown += 1
         return None
 
-    def observe(self, side: BranchSide, edges: set[tuple[bytes, int, bool]]) -> None:
-        """After a solved case ran: a success when the campaign now covers ``side``."""
+    def observe(self, side: BranchSide, edges: set[tuple[bytes, int, bool]],
+                new_edges: int = 0) -> None:
+        """After a solved case ran: a success when the campaign now covers ``side``.
+
+        A case that covered new edges without taking ``side`` (the flipped copy of an
+        ``&&``'s first condition leads to the next conjunct, which failed) still opened a
+        path: the sides it brought are followed at once, as after a success.
+        """
         if side in edges:
             self.stats.success += 1
             self.infeasible.pop(side, None)
             self._follow = True
         else:
             self.stats.fail += 1
+            self._follow = new_edges > 0
+            if new_edges and self._solved is not None:
+                self._retry = (side, self._solved)

@@ -223,8 +223,8 @@ class HarveyPolicy(Policy):
             case = stage.solve(side, closest.case, stats.execs / max(stats.elapsed, 1e-3))
             if case is None:
                 continue
-            yield Proposal(case, "symbolic")
-            stage.observe(side, fuzzer.coverage.edges)
+            _, novelty = yield Proposal(case, "symbolic")
+            stage.observe(side, fuzzer.coverage.edges, novelty.new_edges)
 
     def _round(self) -> Rounds:
         """One round of Alg. 2 on a picked input."""
