@@ -115,11 +115,16 @@ def first_line(text: str) -> str:
 
 
 def run(command: list[str], cwd: Path | None, env: dict[str, str],
-        timeout: float) -> tuple[int, str, str, float]:
-    """Run a command; return its exit code, stdout, stderr and wall seconds."""
+        timeout: float, drop: tuple[str, ...] = ()) -> tuple[int, str, str, float]:
+    """Run a command; return its exit code, stdout, stderr and wall seconds.
+
+    ``env`` is added to this process's environment, less the variables named in ``drop``.
+    """
+    full = {k: v for k, v in os.environ.items() if k not in drop}
+    full.update(env)
     start = time.perf_counter()
     try:
-        proc = subprocess.run(command, cwd=cwd, env={**os.environ, **env}, capture_output=True,
+        proc = subprocess.run(command, cwd=cwd, env=full, capture_output=True,
                               text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")

@@ -65,6 +65,8 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # run as a script, bench/ is already first
     sys.path.append(str(HERE))
 
+from harnesses import first_line  # noqa: E402
+from harnesses import run as execute  # noqa: E402
 from maze_gen import SOLC_VERSION, generate, write  # noqa: E402
 
 from secant.report.forge import (  # noqa: E402
@@ -169,29 +171,6 @@ class Run:
         prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
         line = (prefix + " " if prefix else "") + shlex.join(self.command)
         return f"(cd {shlex.quote(self.cwd)} && {line})" if self.cwd else line
-
-
-def first_line(text: str) -> str:
-    """The first error line of a tool's output (or its last line)."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    for ln in lines:
-        if re.match(r"(error|Error)\b", ln):
-            return re.sub(r"^(error|Error)(\[\w+\])?:\s*", "", ln)[:200]
-    return lines[-1][:200] if lines else "no output"
-
-
-def execute(command: list[str], cwd: Path | None, env: dict[str, str],
-            timeout: float, drop: tuple[str, ...] = ()) -> tuple[int, str, str, float]:
-    """Run a command; its exit code, stdout, stderr and wall seconds."""
-    full = {k: v for k, v in os.environ.items() if k not in drop}
-    full.update(env)
-    start = time.perf_counter()
-    try:
-        proc = subprocess.run(command, cwd=cwd, env=full, capture_output=True, text=True,
-                              timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return -1, "", f"error: no answer within {timeout:.0f} s", time.perf_counter() - start
-    return proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - start
 
 
 def help_text() -> str:
