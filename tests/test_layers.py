@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("chain",),
     ("targets",),
     ("engine",),
+    ("learn",),
     ("oracles",),
     ("report",),
     ("campaign", "bench"),

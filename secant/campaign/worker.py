@@ -40,13 +40,14 @@ from secant.errors import SecantError
 from secant.evm.analysis import analyze
 from secant.evm.crypto import keccak256
 from secant.evm.opcodes import CALL, GAS, NUMBER, TIMESTAMP
+from secant.learn.expert import ExpertPolicy
 from secant.oracles.flows import call_sites
 from secant.oracles.property import PROPERTY_PREFIXES, is_property_name
 from secant.oracles.registry import recordings
 from secant.targets.contract import ContractTarget, StepObserver
 from secant.targets.prefix_cache import PrefixCache
 from secant.targets.trace import symbolic_of
-from secant.types import Finding, TxSeq
+from secant.types import Finding, RunResult, TxSeq
 
 if TYPE_CHECKING:
     from secant.campaign.directed import DirectedDistance
@@ -326,6 +327,8 @@ class Worker:
         chosen = (policy or HarveyPolicy)(self.space)
         if config.symbolic_share > 0 and isinstance(chosen, HarveyPolicy):
             chosen.concolic = self._concolic_stage(config)
+        elif isinstance(chosen, ExpertPolicy):
+            self._attach_expert(chosen)
         self.fuzzer = Fuzzer(self.target.run, chosen, config,
                              oracles=oracles, post=self.target, events=events,
                              distance=self.directed)
@@ -355,6 +358,34 @@ class Worker:
                              max_time_delta=config.max_time_delay,
                              max_blocks_delta=config.max_block_delay,
                              worth=self._worth_solving())
+
+    def _attach_expert(self, expert: ExpertPolicy) -> None:
+        """Give ILF's expert its symbolic runs, the functions' features and the flip filter.
+
+        The expert extends one state at a time, so its symbolic runs share a prefix cache
+        (admitting at the first miss): a state's prefix runs once, symbolically, however
+        many of its next transactions the search tries.
+        """
+        from secant.learn.features import code_sizes, function_infos
+
+        tracer = ContractTarget(self.chain, frozenset({"symbolic"}), path_scope="last",
+                                prefix_cache=PrefixCache(max_entries=64, admit_after=1))
+
+        def trace(case: TxSeq) -> tuple[RunResult, SymbolicRun | None]:
+            result = tracer.run(case)
+            return result, symbolic_of(result, tracer)
+
+        main = self.chain.main
+        by_address = {contract.address: (code_hash, runtime)
+                      for code_hash, (contract, runtime) in self.codes.items()}
+        codes: dict[int | None, tuple[bytes, bytes]] = {}
+        for spec in self.space.functions:
+            address = spec.to if spec.to is not None else (main.address if main else None)
+            if address is not None and address in by_address:
+                codes[spec.to] = by_address[address]
+        expert.attach(trace, function_infos(self.space.functions, codes, self.chain.fork),
+                      code_sizes(by_address.values(), self.chain.fork),
+                      self._worth_solving(), contract=main.name if main else "")
 
     def _worth_solving(self) -> Callable[[tuple[bytes, int, bool]], bool]:
         """Whether a branch side is a condition of the source (``why_unflippable``)."""

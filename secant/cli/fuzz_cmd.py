@@ -24,12 +24,33 @@ from secant.cli.compile_cmd import (
     SolcVersionFlag,
     ViaIrFlag,
 )
+from secant.cli.options import (
+    ArgFlag,
+    BalanceFlag,
+    ConfigFlag,
+    ContractFlag,
+    DeployArgFlag,
+    DeployFlag,
+    ForceFlag,
+    ForkFlag,
+    OraclesFlag,
+    QuietFlag,
+    SeedFlag,
+    SenderFlag,
+    ShrinkLimitFlag,
+    TimeFlag,
+    ValueFlag,
+)
 from secant.engine.events import FuzzListener
 from secant.errors import SecantError, cli_errors
 from secant.files import write_atomic
 
 if TYPE_CHECKING:
     from secant.campaign.campaign import Campaign
+    from secant.campaign.worker import PolicyFactory
+    from secant.engine.harvey.policy import InputSpace
+    from secant.engine.policy import Policy
+    from secant.learn.dataset import DatasetWriter
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 
@@ -44,6 +65,9 @@ EXIT_CRASH = 3
 """Exit code when secant itself failed (a bug: the traceback is saved, see ``crash_exit``)."""
 
 TRACEBACK_FILE = "traceback.txt"
+
+DATASET_FILE = "dataset.jsonl"
+"""Where ``secant expert`` records its choices in the output folder."""
 
 
 def register(app: typer.Typer) -> None:
@@ -116,30 +140,17 @@ def fuzz_command(
         help="A Solidity/Vyper file, a Foundry or Hardhat project, or .bin + .abi "
              "(with --resume: the one the campaign recorded when left out)",
         show_default=False)] = None,
-    contract: Annotated[str | None, typer.Option(
-        "--contract", "-c", help="Fuzz this contract (Name or source:Name).")] = None,
-    arg: Annotated[list[str] | None, typer.Option(
-        "--arg", "-a", help="A constructor argument of the contract, parsed by its ABI type "
-                            "(repeat once per parameter).")] = None,
-    value: Annotated[int, typer.Option("--value", help="Wei sent to the constructor.")] = 0,
-    deploy: Annotated[list[str] | None, typer.Option(
-        "--deploy", help="Deploy this contract before the main one (repeat, in order); "
-                         "its functions are fuzzed too.")] = None,
-    deploy_arg: Annotated[list[str] | None, typer.Option(
-        "--deploy-arg", metavar="NAME=VALUE", help="A constructor argument of a --deploy "
-                                                   "contract (repeat, in order); a contract "
-                                                   "name stands for its address.")] = None,
-    balance: Annotated[int, typer.Option(
-        "--balance", help="Wei each sender (the deployer included) starts with.")
-    ] = DEFAULT_BALANCE,
+    contract: ContractFlag = None,
+    arg: ArgFlag = None,
+    value: ValueFlag = 0,
+    deploy: DeployFlag = None,
+    deploy_arg: DeployArgFlag = None,
+    balance: BalanceFlag = DEFAULT_BALANCE,
     all_contracts: Annotated[bool, typer.Option(
         "--all-contracts", help="Also call the contracts the constructors created "
                                 "(Echidna's allContracts; default: the main contract and "
                                 "the --deploy ones).")] = False,
-    sender: Annotated[list[str] | None, typer.Option(
-        "--sender", metavar="ADDRESS", help="An address that sends transactions (repeat; "
-                                            "default: three users and two attackers).")
-    ] = None,
+    sender: SenderFlag = None,
     block_number: Annotated[int | None, typer.Option(
         "--block-number", help="Number of the first block (default 4370000, Echidna's; "
                                "1 for Foundry test contracts, as forge).")] = None,
@@ -154,12 +165,10 @@ def fuzz_command(
                              "matches this regex.")] = None,
     unlimited_code_size: Annotated[bool, typer.Option(
         "--unlimited-code-size", help="Lift the EIP-170/3860 contract size limits.")] = False,
-    time_budget: Annotated[str | None, typer.Option(
-        "--time", help="Wall-time budget, e.g. 30s, 5m, 1h (default 5m without --execs).")
-    ] = None,
+    time_budget: TimeFlag = None,
     execs: Annotated[int | None, typer.Option(
         "--execs", help="Execution budget (deterministic for a given seed).")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Campaign seed.")] = 0,
+    seed: SeedFlag = 0,
     out: Annotated[Path, typer.Option(
         "--out", "-o", help="Output directory (corpus/, findings/, summary.json).")
     ] = Path("secant-out"),
@@ -206,11 +215,8 @@ def fuzz_command(
     no_prefix_cache: Annotated[bool, typer.Option(
         "--no-prefix-cache", help="Replay every sequence in full (no prefix-state cache).")
     ] = False,
-    shrink_limit: Annotated[int, typer.Option(
-        "--shrink-limit", help="Executions spent at most on shrinking each finding's case "
-                               "after fuzzing (0: report findings unshrunk).")
-    ] = DEFAULT_SHRINK_LIMIT,
-    fork: Annotated[str, typer.Option("--fork", help="EVM fork of the chain.")] = "cancun",
+    shrink_limit: ShrinkLimitFlag = DEFAULT_SHRINK_LIMIT,
+    fork: ForkFlag = "cancun",
     solc_version: SolcVersionFlag = None,
     optimize: OptimizeFlag = None,
     optimizer_runs: OptimizerRunsFlag = None,
@@ -224,24 +230,19 @@ def fuzz_command(
     property_prefix: Annotated[list[str] | None, typer.Option(
         "--property-prefix", help="A name prefix of boolean properties (repeat; default: "
                                   "echidna_, property_, invariant_, statefulFuzz_).")] = None,
-    oracles: Annotated[str | None, typer.Option(
-        "--oracles", help="Comma-separated oracles to run (default: all; see --list-oracles).")
-    ] = None,
+    oracles: OraclesFlag = None,
     list_oracles: Annotated[bool, typer.Option(
         "--list-oracles", is_eager=True, callback=lambda value: _list_oracles(value),
         help="List the oracles with their SWC ids and exit.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No live display.")] = False,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Replace the output of an earlier campaign in --out.")] = False,
+    quiet: QuietFlag = False,
+    force: ForceFlag = False,
     resume: Annotated[Path | None, typer.Option(
         "--resume", metavar="OUT", help="Go on with the campaign whose output is in OUT: "
                                         "its corpus and findings are run again on the "
                                         "current code (adapted where functions changed), "
                                         "with the options it recorded unless given again; "
                                         "the output stays in OUT.")] = None,
-    config: Annotated[Path | None, typer.Option(
-        "--config", help="Read options from this secant.toml (default: the nearest one "
-                         "from the input's folder up).")] = None,
+    config: ConfigFlag = None,
     fail_on_findings: Annotated[bool, typer.Option(
         "--fail-on-findings", help="Exit with 1 when anything was found (for CI).")] = False,
 ) -> None:
@@ -328,8 +329,16 @@ def _fuzz(
     force: bool,
     fail_on_findings: bool,
     resume: Path | None = None,
+    policy: str = "harvey",
+    expert_rlimit: int | None = None,
+    expert_queries: int | None = None,
+    dataset: bool = True,
 ) -> None:
-    """The fuzz command once its options are settled (flags over secant.toml)."""
+    """The fuzz command once its options are settled (flags over secant.toml).
+
+    ``policy`` is Harvey's (``secant fuzz``) or ILF's expert (``secant expert``: z3's
+    resource limit and the queries per state, and whether to write OUT/dataset.jsonl).
+    """
     settled = dict(locals())  # first: the options only, as the manifest records them
     from secant.campaign.campaign import Campaign, CampaignConfig
     from secant.campaign.manifest import describe
@@ -438,9 +447,11 @@ def _fuzz(
         if target is not None:
             from secant.campaign.directed import resolve_target
             settings.target_pcs = resolve_target(target, chain)
+        factory, writer = _policy(policy, where, chain.names(), expert_rlimit, expert_queries,
+                                  dataset)
         campaign = Campaign(chain, settings, oracles=campaign_plan.oracles,
                             functions=campaign_plan.functions, senders=campaign_plan.senders,
-                            block_steps=campaign_plan.block_steps,
+                            block_steps=campaign_plan.block_steps, policy=factory,
                             manifest=manifest.for_campaign(campaign_plan.name,
                                                            campaign_plan.slug))
         for note in campaign.notes:
@@ -452,12 +463,39 @@ def _fuzz(
                 print(line, file=sys.stderr)
         if len(plans) > 1:
             typer.echo(f"== {campaign_plan.name}")
-        summary = _run(campaign, quiet)
+        try:
+            summary = _run(campaign, quiet)
+        finally:
+            if writer is not None:
+                writer.close()
         _print_summary(summary, where)
+        if writer is not None:
+            typer.echo(f"dataset: {writer.path} ({writer.steps} step"
+                       f"{'s' if writer.steps != 1 else ''})")
         _print_frontier(campaign, where)
         failed = failed or bool(summary["findings"])
     if fail_on_findings and failed:
         raise typer.Exit(EXIT_FINDINGS)
+
+
+def _policy(name: str, where: Path, names: dict[str, int], rlimit: int | None,
+            queries: int | None, dataset: bool
+            ) -> tuple[PolicyFactory | None, DatasetWriter | None]:
+    """The campaign's policy factory (None: Harvey's) and the expert's dataset writer."""
+    if name == "harvey":
+        return None, None
+    from secant.learn.dataset import DatasetWriter
+    from secant.learn.expert import DEFAULT_MAX_QUERIES, DEFAULT_RLIMIT, ExpertConfig, ExpertPolicy
+
+    settings = ExpertConfig(rlimit=rlimit if rlimit is not None else DEFAULT_RLIMIT,
+                            max_queries=queries if queries is not None
+                            else DEFAULT_MAX_QUERIES)
+    writer = DatasetWriter(where / DATASET_FILE, names) if dataset else None
+
+    def expert(space: InputSpace) -> Policy:
+        return ExpertPolicy(space, settings, writer)
+
+    return expert, writer
 
 
 def _run(campaign: Campaign, quiet: bool) -> dict[str, Any]:

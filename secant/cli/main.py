@@ -7,6 +7,7 @@ from secant.cli import (
     compile_cmd,
     deploy_cmd,
     evm_cmd,
+    expert_cmd,
     fuzz_cmd,
     replay_cmd,
     shrink_cmd,
@@ -23,5 +24,6 @@ def version() -> None:
     typer.echo(__version__)
 
 
-for _module in (fuzz_cmd, replay_cmd, shrink_cmd, compile_cmd, deploy_cmd, evm_cmd, bench_cmd):
+for _module in (fuzz_cmd, expert_cmd, replay_cmd, shrink_cmd, compile_cmd, deploy_cmd,
+                evm_cmd, bench_cmd):
     _module.register(app)

@@ -43,7 +43,7 @@ from secant.symbolic.records import SymbolicRun, SymTx
 from secant.types import Tx, TxSeq
 
 __all__ = ["DEFAULT_MAX_BLOCKS_DELTA", "DEFAULT_MAX_TIME_DELTA", "DEFAULT_NARROW_SHARE",
-           "DEFAULT_TIMEOUT_MS", "NARROW_BITS", "FlipResult", "flip_branch"]
+           "DEFAULT_TIMEOUT_MS", "NARROW_BITS", "NARROW_WIDTHS", "FlipResult", "flip_branch"]
 
 DEFAULT_TIMEOUT_MS = 2000
 """A query's time limit when none is given."""
@@ -57,8 +57,11 @@ DEFAULT_MAX_BLOCKS_DELTA = 10_000_000
 NARROW_BITS = 32
 """The width of integer arguments in a query's first, narrowed try."""
 
+NARROW_WIDTHS = (NARROW_BITS, 64)
+"""The widths of the narrowed tries, in order, before the full query."""
+
 DEFAULT_NARROW_SHARE = 0.25
-"""The share of a query's time limit that the narrowed try may use."""
+"""The share of a query's (remaining) time limit that each narrowed try may use."""
 
 _MASK = (1 << 256) - 1
 _NAME = re.compile(r"^tx(\d+)_(w(\d+)|value|sender|time|blocks)$")
@@ -101,10 +104,15 @@ class _Query:
 
     facts: list[Any] = field(default_factory=list)  # path, domains, fixed layout
     restrictions: list[Any] = field(default_factory=list)  # kept inputs (vary, relays)
+    # The values of kept inputs and pinned storage: substituted before a check, so that
+    # conditions over the state and earlier transactions reach z3 as constants (a 256-bit
+    # remainder over a kept input costs as much to bit-blast as over a free one).
+    constants: dict[str, int] = field(default_factory=dict)
     pins: list[Any] = field(default_factory=list)  # concretisations of free inputs
     free: set[str] = field(default_factory=set)  # variables the solver may choose
     fixed: set[str] = field(default_factory=set)  # kept by a fact (layout, storage)
-    narrow: dict[str, bool] = field(default_factory=dict)  # wide integer words: signed?
+    # Integer words wider than the first narrowed width: (signed?, the type's bits).
+    narrow: dict[str, tuple[bool, int]] = field(default_factory=dict)
 
 
 def flip_branch(case: TxSeq, run: SymbolicRun, index: int, *, senders: Sequence[int],
@@ -113,13 +121,16 @@ def flip_branch(case: TxSeq, run: SymbolicRun, index: int, *, senders: Sequence[
                 max_value: int | None = None,
                 max_time_delta: int = DEFAULT_MAX_TIME_DELTA,
                 max_blocks_delta: int = DEFAULT_MAX_BLOCKS_DELTA,
-                narrow_share: float = DEFAULT_NARROW_SHARE) -> FlipResult:
+                narrow_share: float = DEFAULT_NARROW_SHARE,
+                rlimit: int | None = None) -> FlipResult:
     """A case that follows ``run``'s path up to branch record ``index`` and flips it.
 
     ``case`` is the test case ``run`` recorded; ``senders`` the addresses a transaction may
     come from; ``vary`` the indices of the transactions whose inputs may change (default:
     all). ``narrow_share`` of the time goes to a first try with the integer arguments
-    limited to ``NARROW_BITS`` bits (0: none). See the module docstring for the
+    limited to ``NARROW_BITS`` bits (0: none). ``rlimit``, when given, bounds the query by
+    z3's resource count instead of only by time: the answer then no longer depends on the
+    machine's speed (``timeout_ms`` stays a safety net). See the module docstring for the
     constraints and :class:`FlipResult` for the answer.
     """
     if not 0 <= index < len(run.branches):
@@ -150,7 +161,7 @@ def flip_branch(case: TxSeq, run: SymbolicRun, index: int, *, senders: Sequence[
         if pin_concretised:
             query.pins.append(pin.constraint)
     return _solve(case, run, query, goal, timeout_ms, proof_possible=not approximate,
-                  narrow_share=narrow_share)
+                  narrow_share=narrow_share, rlimit=rlimit)
 
 
 def _constrain(name: str, case: TxSeq, run: SymbolicRun, query: _Query,
@@ -165,17 +176,20 @@ def _constrain(name: str, case: TxSeq, run: SymbolicRun, query: _Query,
         if pin_storage:
             query.facts.append(keep)
             query.fixed.add(name)
+            query.constants[name] = bound
         else:
             query.free.add(name)
         return
     match = _NAME.match(name)
     if match is None:
         query.restrictions.append(keep)
+        query.constants[name] = bound
         return
     tx = int(match.group(1))
     info = run.txs.get(tx)
     if tx >= len(case) or (vary is not None and tx not in vary) or _relayed(case[tx], info):
         query.restrictions.append(keep)
+        query.constants[name] = bound
         return
     what = match.group(2)
     if match.group(3) is not None:
@@ -192,7 +206,7 @@ def _constrain(name: str, case: TxSeq, run: SymbolicRun, query: _Query,
         if domain is not None:
             query.facts.append(domain)
         if slot.kind in ("uint", "int") and slot.bits > NARROW_BITS:
-            query.narrow[name] = slot.kind == "int"
+            query.narrow[name] = (slot.kind == "int", slot.bits)
     elif what == "value":
         limit = max_value if max_value is not None else (
             info.balance if info is not None and info.balance is not None else bound)
@@ -222,31 +236,42 @@ def _relayed(tx: Tx, info: SymTx | None) -> bool:
 
 
 def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: int,
-           proof_possible: bool, narrow_share: float) -> FlipResult:
+           proof_possible: bool, narrow_share: float, rlimit: int | None) -> FlipResult:
     seconds = 0.0
     budget = max(1, timeout_ms)
-    if query.narrow and narrow_share > 0:
+    resources = rlimit
+    constants = [(z3.BitVec(name, 256), z3.BitVecVal(value, 256))
+                 for name, value in sorted(query.constants.items())]
+    facts = _substituted(query.facts + [goal], constants)
+    pins = _substituted(query.pins, constants, keep_true=True)
+    for width in NARROW_WIDTHS if narrow_share > 0 else ():
         # First with small integer arguments: bit-blasted multiplications and divisions
-        # of 256-bit words are slow, of 32-bit ones fast, and small solutions are common.
-        # Any model of the narrowed query is one of the full query.
-        substitution, widen = _narrowing(query.narrow)
+        # of 256-bit words are slow, of 32- or 64-bit ones fast, and small solutions are
+        # common (a remainder by a constant with a bound above 2**32 takes z3 0.1 s over
+        # 64 bits and 2.7 s over 256). Any model of a narrowed query is one of the full
+        # query.
+        wide = {name: signed for name, (signed, bits) in query.narrow.items() if bits > width}
+        if not wide:
+            continue
+        substitution, widen = _narrowing(wide, width)
         answer, solver, spent = _check(
-            [z3.substitute(c, *substitution) for c in query.facts + [goal]],
-            [z3.substitute(c, *substitution) for c in query.restrictions + query.pins],
-            max(1, int(budget * narrow_share)))
+            [z3.substitute(c, *substitution) for c in facts],
+            [z3.substitute(c, *substitution) for c in pins],
+            max(1, int(budget * narrow_share)),
+            None if resources is None else max(1, int(resources * narrow_share)))
         seconds += spent
         if answer == z3.sat:
             assignment = _assignment(solver.model())
             for name, (narrow, signed) in widen.items():
                 small = assignment.pop(narrow, 0)
-                width = NARROW_BITS
                 if signed and small >> (width - 1):
                     small -= 1 << width
                 assignment[name] = small & _MASK
             return _sat(case, run, query, assignment, seconds)
         budget = max(1, budget - int(spent * 1000))
-    answer, solver, spent = _check(query.facts + [goal], query.restrictions + query.pins,
-                                   budget)
+        if resources is not None:
+            resources = max(1, resources - _spent_resources(solver))
+    answer, solver, spent = _check(facts, pins, budget, resources)
     seconds += spent
     if answer == z3.sat:
         return _sat(case, run, query, _assignment(solver.model()), seconds)
@@ -254,20 +279,29 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
         return FlipResult("unknown", seconds=seconds, reason=solver.reason_unknown())
     proved = False
     if proof_possible:
-        if not solver.unsat_core():
+        if not query.restrictions:
+            # Only facts were substituted, and the pins follow from the facts here (they are
+            # no guards): unsat on the facts alone.
             proved = True
-        elif query.restrictions:
-            # The core is not minimal: ask again without the restrictions (the pins follow
-            # from the facts here, so they are not among the guards).
+        else:
+            # The kept inputs took part: ask again with them free (storage still pinned).
             budget = max(1, budget - int(spent * 1000))
-            again, _, spent = _check(query.facts + [goal], [], budget)
+            if resources is not None:
+                resources = max(1, resources - _spent_resources(solver))
+            fixed = [(z3.BitVec(name, 256), z3.BitVecVal(value, 256))
+                     for name, value in sorted(query.constants.items()) if name in query.fixed]
+            again, _, spent = _check(_substituted(query.facts + [goal], fixed), [], budget,
+                                     resources)
             seconds += spent
             proved = again == z3.unsat
     return FlipResult("unsat", seconds=seconds, proved=proved)
 
 
-def _check(facts: list[Any], guarded: list[Any], timeout_ms: int) -> tuple[Any, Any, float]:
+def _check(facts: list[Any], guarded: list[Any], timeout_ms: int,
+           rlimit: int | None = None) -> tuple[Any, Any, float]:
     """Check ``facts`` and ``guarded`` (each under an assumption, for the unsat core).
+
+    ``rlimit`` bounds z3's resource count (deterministic), ``timeout_ms`` its time.
 
     The query is copied into a fresh z3 context: z3's answers depend on the order its
     terms were created in, and the main context's order depends on everything the process
@@ -277,6 +311,8 @@ def _check(facts: list[Any], guarded: list[Any], timeout_ms: int) -> tuple[Any, 
     context = z3.Context()
     solver = z3.Solver(ctx=context)
     solver.set("timeout", timeout_ms)
+    if rlimit is not None:
+        solver.set("rlimit", rlimit)
     solver.add(*[fact.translate(context) for fact in facts])
     guards = []
     for number, constraint in enumerate(guarded):
@@ -288,16 +324,36 @@ def _check(facts: list[Any], guarded: list[Any], timeout_ms: int) -> tuple[Any, 
     return answer, solver, time.perf_counter() - started
 
 
-def _narrowing(narrow: Mapping[str, bool]) -> tuple[list[tuple[Any, Any]],
-                                                    dict[str, tuple[str, bool]]]:
-    """Each variable as the extension of a ``NARROW_BITS`` one (sign-extended if signed)."""
+def _substituted(constraints: list[Any], constants: list[tuple[Any, Any]],
+                 keep_true: bool = False) -> list[Any]:
+    """``constraints`` with ``constants`` substituted and simplified (true ones dropped)."""
+    if not constants:
+        return list(constraints)
+    out = []
+    for constraint in constraints:
+        simple = z3.simplify(z3.substitute(constraint, *constants))
+        if keep_true or not z3.is_true(simple):
+            out.append(simple)
+    return out
+
+
+def _spent_resources(solver: Any) -> int:
+    """The resource count a check used (0 when z3 does not say)."""
+    statistics = solver.statistics()
+    return int(statistics.get_key_value("rlimit count")) if "rlimit count" in statistics.keys() \
+        else 0
+
+
+def _narrowing(narrow: Mapping[str, bool], width: int = NARROW_BITS
+               ) -> tuple[list[tuple[Any, Any]], dict[str, tuple[str, bool]]]:
+    """Each variable as the extension of a ``width``-bit one (sign-extended if signed)."""
     substitution: list[tuple[Any, Any]] = []
     widen: dict[str, tuple[str, bool]] = {}
     for name, signed in sorted(narrow.items()):
         small = f"{name}__narrow"
-        var = z3.BitVec(small, NARROW_BITS)
+        var = z3.BitVec(small, width)
         extend = z3.SignExt if signed else z3.ZeroExt
-        substitution.append((z3.BitVec(name, 256), extend(256 - NARROW_BITS, var)))
+        substitution.append((z3.BitVec(name, 256), extend(256 - width, var)))
         widen[name] = (small, signed)
     return substitution, widen
 

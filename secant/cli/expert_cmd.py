@@ -1,0 +1,140 @@
+"""``secant expert``: ILF's symbolic expert as a campaign of its own, recording a dataset.
+
+The expert (``secant.learn.expert``) chooses every transaction itself: from the state a
+sequence reached, it explores the next transaction with z3 and runs the one that covers the
+most new code, depth first, until no state it reached can add coverage or the budget is
+spent. The campaign is otherwise ``secant fuzz``'s (oracles, corpus, findings, shrinking,
+reports, summary.json), so the two compare directly on the same output files; its choices
+go to ``OUT/dataset.jsonl`` for learning (``secant.learn.dataset``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from secant.campaign.shrink import DEFAULT_SHRINK_LIMIT
+from secant.chain.accounts import DEFAULT_BALANCE
+from secant.cli.compile_cmd import (
+    EvmVersionFlag,
+    OptimizeFlag,
+    OptimizerRunsFlag,
+    RemapFlag,
+    SolcVersionFlag,
+    ViaIrFlag,
+)
+from secant.cli.fuzz_cmd import DEFAULT_SYMBOLIC_SHARE, _fuzz, crash_exit
+from secant.cli.options import (
+    ArgFlag,
+    BalanceFlag,
+    ConfigFlag,
+    ContractFlag,
+    DeployArgFlag,
+    DeployFlag,
+    ForceFlag,
+    ForkFlag,
+    OraclesFlag,
+    QuietFlag,
+    SeedFlag,
+    SenderFlag,
+    ShrinkLimitFlag,
+    TimeFlag,
+    ValueFlag,
+)
+from secant.errors import SecantError, cli_errors
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``expert`` to the main app."""
+    app.command("expert")(expert_command)
+
+
+@cli_errors
+def expert_command(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(
+        help="A Solidity/Vyper file, a Foundry or Hardhat project, or .bin + .abi",
+        show_default=False)],
+    contract: ContractFlag = None,
+    arg: ArgFlag = None,
+    value: ValueFlag = 0,
+    deploy: DeployFlag = None,
+    deploy_arg: DeployArgFlag = None,
+    balance: BalanceFlag = DEFAULT_BALANCE,
+    sender: SenderFlag = None,
+    time_budget: TimeFlag = None,
+    execs: Annotated[int | None, typer.Option(
+        "--execs", help="Budget in transactions the expert chooses (deterministic for a "
+                        "given seed: z3 is bounded by --rlimit, not by time).")] = None,
+    seed: SeedFlag = 0,
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="Output directory (corpus/, findings/, dataset.jsonl, "
+                            "summary.json).")] = Path("secant-expert"),
+    max_depth: Annotated[int, typer.Option(
+        "--max-depth", help="Most transactions in a sequence the expert builds.")] = 16,
+    rlimit: Annotated[int | None, typer.Option(
+        "--rlimit", help="z3's resource limit per query (deterministic; default about two "
+                         "seconds of one core).")] = None,
+    queries: Annotated[int | None, typer.Option(
+        "--queries", help="Queries at most while exploring one state's next transaction "
+                          "(default 64).")] = None,
+    no_dataset: Annotated[bool, typer.Option(
+        "--no-dataset", help="Do not write OUT/dataset.jsonl.")] = False,
+    shrink_limit: ShrinkLimitFlag = DEFAULT_SHRINK_LIMIT,
+    fork: ForkFlag = "cancun",
+    solc_version: SolcVersionFlag = None,
+    optimize: OptimizeFlag = None,
+    optimizer_runs: OptimizerRunsFlag = None,
+    via_ir: ViaIrFlag = None,
+    evm_version: EvmVersionFlag = None,
+    remap: RemapFlag = None,
+    oracles: OraclesFlag = None,
+    quiet: QuietFlag = False,
+    force: ForceFlag = False,
+    config: ConfigFlag = None,
+) -> None:
+    """Run ILF's symbolic expert on a contract; write its choices to OUT/dataset.jsonl.
+
+    Every transaction is chosen by z3 to cover the most new code from the state the
+    sequence so far reached (one transaction ahead, depth first). Oracles, corpus,
+    findings and reports are as in secant fuzz. Exit codes: 0 done, 2 bad input or
+    options, 3 secant itself failed (the traceback is in OUT/traceback.txt).
+    """
+    from secant.cli.settings import merged_options
+
+    options = merged_options(ctx, path, config, "expert")
+    options.pop("config", None)
+    if options["max_depth"] < 1:
+        raise SecantError("--max-depth must be at least 1", "use 1 for single transactions")
+    for option, given in (("--rlimit", options["rlimit"]), ("--queries", options["queries"])):
+        if given is not None and given < 1:
+            raise SecantError(f"{option} must be at least 1",
+                              f"leave {option} out for the default")
+    try:
+        _fuzz(
+            path=path, contract=options["contract"], arg=options["arg"],
+            value=options["value"], deploy=options["deploy"],
+            deploy_arg=options["deploy_arg"], balance=options["balance"],
+            all_contracts=False, sender=options["sender"], block_number=None,
+            block_time=None, match_contract=None, match_test=None,
+            unlimited_code_size=False, time_budget=options["time_budget"],
+            execs=options["execs"], seed=options["seed"], out=options["out"],
+            schedule=None, target=None, no_predict=False, predict_iterations=8,
+            sequences="demand", aggressive_probability=0.125, no_adaptive=False,
+            adaptive_share=None, symbolic_share=DEFAULT_SYMBOLIC_SHARE,
+            max_sequence_length=options["max_depth"], max_time_delay=None,
+            max_block_delay=None, no_prefix_cache=False,
+            shrink_limit=options["shrink_limit"], fork=options["fork"],
+            solc_version=options["solc_version"], optimize=options["optimize"],
+            optimizer_runs=options["optimizer_runs"], via_ir=options["via_ir"],
+            evm_version=options["evm_version"], remap=options["remap"], panic_codes=None,
+            property_prefix=None, oracles=options["oracles"], quiet=options["quiet"],
+            force=options["force"], fail_on_findings=False, policy="expert",
+            expert_rlimit=options["rlimit"], expert_queries=options["queries"],
+            dataset=not options["no_dataset"])
+    except (SecantError, typer.Exit):
+        raise
+    except Exception as exc:
+        crash_exit(exc, options["out"])

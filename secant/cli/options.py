@@ -1,0 +1,48 @@
+"""Options that ``secant fuzz`` and ``secant expert`` share, declared once.
+
+Both commands run a campaign on the same inputs (a contract deployed with constructor
+arguments, senders, a budget, oracles, an output folder); only the policy that proposes
+transactions differs. Each alias is the parameter's type with its typer option.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+ContractFlag = Annotated[str | None, typer.Option(
+    "--contract", "-c", help="The contract to test (Name or source:Name).")]
+ArgFlag = Annotated[list[str] | None, typer.Option(
+    "--arg", "-a", help="A constructor argument of the contract, parsed by its ABI type "
+                        "(repeat once per parameter).")]
+ValueFlag = Annotated[int, typer.Option("--value", help="Wei sent to the constructor.")]
+DeployFlag = Annotated[list[str] | None, typer.Option(
+    "--deploy", help="Deploy this contract before the main one (repeat, in order); its "
+                     "functions are called too.")]
+DeployArgFlag = Annotated[list[str] | None, typer.Option(
+    "--deploy-arg", metavar="NAME=VALUE", help="A constructor argument of a --deploy "
+                                               "contract (repeat, in order); a contract "
+                                               "name stands for its address.")]
+BalanceFlag = Annotated[int, typer.Option(
+    "--balance", help="Wei each sender (the deployer included) starts with.")]
+SenderFlag = Annotated[list[str] | None, typer.Option(
+    "--sender", metavar="ADDRESS", help="An address that sends transactions (repeat; "
+                                        "default: three users and two attackers).")]
+TimeFlag = Annotated[str | None, typer.Option(
+    "--time", help="Wall-time budget, e.g. 30s, 5m, 1h (default 5m without --execs).")]
+SeedFlag = Annotated[int, typer.Option("--seed", help="Campaign seed.")]
+ShrinkLimitFlag = Annotated[int, typer.Option(
+    "--shrink-limit", help="Executions spent at most on shrinking each finding's case "
+                           "after the campaign (0: report findings unshrunk).")]
+ForkFlag = Annotated[str, typer.Option("--fork", help="EVM fork of the chain.")]
+OraclesFlag = Annotated[str | None, typer.Option(
+    "--oracles", help="Comma-separated oracles to run (default: all; see "
+                      "secant fuzz --list-oracles).")]
+QuietFlag = Annotated[bool, typer.Option("--quiet", "-q", help="No live display.")]
+ForceFlag = Annotated[bool, typer.Option(
+    "--force", help="Replace the output of an earlier campaign in --out.")]
+ConfigFlag = Annotated[Path | None, typer.Option(
+    "--config", help="Read options from this secant.toml (default: the nearest one from "
+                     "the input's folder up; each command reads its own table).")]

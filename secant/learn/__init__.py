@@ -1,0 +1,1 @@
+"""ILF: the symbolic expert, function features and the dataset for learning."""

@@ -1,0 +1,460 @@
+"""ILF's symbolic expert (π_expert) as a fuzzing policy of its own.
+
+ILF (He et al., CCS 2019, §5.2) trains its fuzzing policy to imitate an *expert*: given the
+concrete chain state a sequence of transactions reached, the expert explores what one more
+transaction can do there symbolically, picks the feasible path that covers the most new
+code, solves for a concrete transaction (function, arguments, sender, amount) along it and
+returns it, or ⊥ when no transaction adds coverage. Algorithm 1 runs it depth first from
+the deployed state (``DfsFuzz``: each transaction strictly adds coverage, the state it
+leads to is explored next) and keeps every state it passed in a priority queue, ranked by
+the coverage the expert could still add there, until no state can add any.
+
+**One transaction ahead, concolically.** ILF used VerX's symbolic executor; secant's
+symbolic layer is concolic (``secant.symbolic``: concrete values drive a run, z3 terms
+shadow the inputs). The expert explores a state's next transaction as a generational
+search (SAGE's) restricted to that transaction: every function is run once from the state
+with zero arguments (a dynamic array with one element, so its elements are inputs), the
+first sender, no ether and no block delay; then, for every branch of the last transaction
+whose other side is covered neither by the campaign nor by a path already explored from
+this state, the branch is negated on that run's path condition and z3 solves for the last
+transaction's inputs (``flip_branch`` with ``vary`` = the last transaction: the arguments,
+the sender among the campaign's senders, the ether, the block deltas); each solution is run
+and its own branches join the search. The state stays concrete: storage the transaction
+reads keeps the value the prefix left (``pin_storage``), and the prefix's inputs are kept.
+The search of one state ends when nothing is left to flip or after ``max_queries``
+queries. Every explored path is a candidate; the expert picks the one that adds the most
+edges and blocks to the campaign's coverage (the earliest of equals).
+
+**Beyond ILF: coverage-neutral steps.** ILF's expert stops where no transaction adds
+coverage. Code behind a state that takes several coverage-neutral transactions to reach
+(a position in a maze, a counter, a deadline) then stays out of its reach, so where no
+candidate adds coverage, the expert takes the first one that leaves a state no sequence
+reached before (``RunResult.state_hash``) and goes on from there, up to the depth limit
+(``state_moves`` counts these). Only when no candidate does either is the state a dead end.
+
+Checks the compiler inserts (ABI decoding, non-payable guards, 0.8's arithmetic checks)
+and conditions no input of the last transaction enters (the state's alone) are not
+flipped: the frontier's ``why_unflippable`` rule, as the concolic stage uses it.
+
+**As a policy.** Each chosen transaction is proposed as the case ``state + (tx,)``; the
+fuzzer runs it concretely, so coverage, corpus, oracles, findings and reports are those of
+any campaign. The symbolic runs and queries that chose it are not executions of the
+campaign (``summary``: ``symbolic_runs``, ``queries``). A state is explored once; when the
+priority queue hands it out again its candidates are re-ranked against the coverage of
+that moment. With z3's deterministic resource limit (``rlimit``) and an execution budget,
+a campaign is a function of its seed; the time limit per query is only a safety net.
+
+**The dataset.** With a ``sink``, every choice is recorded for learning (ILF §4.2, §5.2):
+the feature matrix of the state (``secant.learn.features``), the case that reached it
+and the chosen transaction. ``secant.learn.dataset`` has the records and the file format.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from secant.engine.harvey.policy import InputSpace
+from secant.engine.policy import Novelty, Policy, Proposal
+from secant.engine.values import VType, from_int
+from secant.learn.dataset import DatasetChoice, DatasetHeader, DatasetSink, DatasetStep
+from secant.learn.features import FunctionInfo, Step, ended_as, feature_matrix
+from secant.types import RunResult, Tx, TxSeq
+
+if TYPE_CHECKING:
+    from secant.engine.fuzzer import Fuzzer
+    from secant.symbolic.records import SymbolicRun
+
+Edge = tuple[bytes, int, bool]
+Block = tuple[bytes, int]
+
+DEFAULT_RLIMIT = 3_000_000
+"""z3's resource limit per query: about two seconds of a 2.x GHz core (a multiplication of
+two 256-bit words that z3 cannot finish used 5 million units in 3.5 s), deterministic."""
+
+DEFAULT_TIMEOUT_MS = 30_000
+"""The time limit per query, a safety net behind the resource limit."""
+
+DEFAULT_MAX_QUERIES = 64
+"""Queries at most while exploring one state's next transaction."""
+
+SymbolicTrace = Callable[[TxSeq], "tuple[RunResult, SymbolicRun | None]"]
+"""Runs a case with the ``symbolic`` recording: its result and its symbolic records."""
+
+
+@dataclass(frozen=True)
+class ExpertConfig:
+    """How hard the expert searches (see the module docstring)."""
+
+    rlimit: int | None = DEFAULT_RLIMIT
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    max_queries: int = DEFAULT_MAX_QUERIES
+    max_depth: int | None = None
+    """Most transactions in a state the expert extends (None: the campaign's
+    ``max_sequence_length``)."""
+
+
+@dataclass
+class ExpertStats:
+    """The expert's counters (``summary.json``'s ``expert`` and the progress display)."""
+
+    states: int = 0
+    """States explored (one transaction ahead)."""
+    symbolic_runs: int = 0
+    queries: int = 0
+    sat: int = 0
+    unsat: int = 0
+    unknown: int = 0
+    chosen: int = 0
+    """Transactions the expert chose (each one a proposal)."""
+    sequences: int = 0
+    """Depth-first runs (``DfsFuzz``), each from a state the queue handed out."""
+    dead_ends: int = 0
+    """States where no transaction added coverage or reached a new state (π_expert = ⊥)."""
+    state_moves: int = 0
+    """Transactions chosen because they reached a new state, none adding coverage."""
+    finished: bool = False
+    """No state could add coverage any more: the expert stopped."""
+    run_seconds: float = 0.0
+    solve_seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The counters as JSON."""
+        return {"states": self.states, "symbolic_runs": self.symbolic_runs,
+                "queries": self.queries, "sat": self.sat, "unsat": self.unsat,
+                "unknown": self.unknown, "chosen": self.chosen,
+                "sequences": self.sequences, "dead_ends": self.dead_ends,
+                "state_moves": self.state_moves,
+                "finished": self.finished, "run_seconds": round(self.run_seconds, 3),
+                "solve_seconds": round(self.solve_seconds, 3)}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One explored path of a state's next transaction."""
+
+    tx: Tx
+    edges: frozenset[Edge]
+    """The branch sides the transaction took."""
+    blocks: frozenset[Block]
+    """The blocks the whole case covered (the state's own are covered already)."""
+    queries: int
+    """Queries made in this state before this candidate was found."""
+    state: int
+    """The digest of the state the case left (``RunResult.state_hash``)."""
+
+    def gain(self, edges: Collection[Edge], blocks: Collection[Block]) -> int:
+        """What running it would add to coverage ``edges`` and ``blocks``."""
+        return (sum(1 for edge in self.edges if edge not in edges)
+                + sum(1 for block in self.blocks if block not in blocks))
+
+
+@dataclass
+class _State:
+    """A state the expert reached: the case that leads there and what it found there."""
+
+    case: TxSeq
+    history: tuple[Step, ...]
+    order: int
+    candidates: list[Candidate] | None = None  # None: not explored yet
+    queries: int = 0
+    digest: int = 0  # RunResult.state_hash of the case
+
+
+class ExpertPolicy(Policy):
+    """ILF's expert: depth-first, one symbolically explored transaction at a time."""
+
+    name = "expert"
+
+    def __init__(self, space: InputSpace, config: ExpertConfig | None = None,
+                 sink: DatasetSink | None = None) -> None:
+        self.space = space
+        self.settings = config or ExpertConfig()
+        self.sink = sink
+        self.stats = ExpertStats()
+        self.trace: SymbolicTrace | None = None
+        self.infos: list[FunctionInfo] = []
+        self.code_sizes: Mapping[bytes, tuple[int, int]] = {}
+        self.worth: Callable[[Edge], bool] = lambda side: True
+        self._states: dict[TxSeq, _State] = {}
+        self._digests: set[int] = set()  # the states reached, by RunResult.state_hash
+        self._current: _State | None = None
+        self._outstanding: Proposal | None = None
+
+    def attach(self, trace: SymbolicTrace, infos: Sequence[FunctionInfo],
+               code_sizes: Mapping[bytes, tuple[int, int]],
+               worth: Callable[[Edge], bool] | None = None,
+               contract: str = "") -> None:
+        """Give the expert its symbolic runs, the functions' features and the flip filter.
+
+        ``trace`` runs a case with the ``symbolic`` recording; ``infos`` are the static
+        features of ``space.functions`` (same order); ``worth`` says whether a branch side
+        is a condition of the source (default: every side). The dataset's header is
+        written here.
+        """
+        self.trace = trace
+        self.infos = list(infos)
+        self.code_sizes = code_sizes
+        if worth is not None:
+            self.worth = worth
+        if self.sink is not None:
+            self.sink(DatasetHeader(contract, tuple(self.infos), tuple(self.space.senders)))
+
+    def bind(self, fuzzer: Fuzzer) -> None:
+        """Attach to the fuzzer; the deployed state is the first to explore."""
+        super().bind(fuzzer)
+        depth = self.settings.max_depth
+        self.max_depth = depth if depth is not None else fuzzer.config.max_sequence_length
+        self._states = {}
+        self._digests = set()
+        self._add_state((), ())
+
+    # ------------------------------------------------------------------ the policy seam
+    def propose(self) -> Proposal | None:
+        """The expert's next transaction after the current state, or None when done."""
+        if self.trace is None:
+            raise RuntimeError("the expert needs attach() before it can propose")
+        fuzzer = self.fuzzer
+        while not fuzzer.exhausted():
+            state = self._current
+            if state is None:
+                state = self._current = self._pop()
+                if state is None:
+                    self.stats.finished = True
+                    return None
+                self.stats.sequences += 1
+            if len(state.case) >= self.max_depth:
+                self._current = None
+                continue
+            candidates = self._explore(state)
+            best = self._best(candidates)
+            if best is None:
+                if not fuzzer.exhausted():  # a cut-short search is no dead end
+                    self.stats.dead_ends += 1
+                self._current = None
+                continue
+            self.stats.chosen += 1
+            if self.sink is not None:
+                self._record(state, best, len(candidates))
+            proposal = Proposal(state.case + (best.tx,), "expert")
+            self._outstanding = proposal
+            return proposal
+        return None
+
+    def observe(self, proposal: Proposal, result: RunResult, novelty: Novelty) -> None:
+        """The chosen transaction ran: the state it reached is explored next (DfsFuzz)."""
+        if proposal is not self._outstanding:
+            return
+        self._outstanding = None
+        case = proposal.case
+        tx = case[-1]
+        parent = self._states.get(case[:-1])
+        ended = ended_as(result.outcomes[-1])
+        step = Step(tx.function, tx.to, ended)
+        if parent is not None and ended != "return" and not tx.time and not tx.blocks:
+            # A failed transaction that moved no clock left the parent's state: the search
+            # goes on there (its candidates re-ranked), not from a longer copy of it. The
+            # call stays in the history the features see.
+            parent.history += (step,)
+            self._current = parent
+            return
+        history = (parent.history if parent is not None else ()) + (step,)
+        self._current = self._add_state(case, history, result.state_hash)
+
+    def summary(self) -> dict[str, Any]:
+        """The expert's counters."""
+        return {"expert": self.stats.to_json()}
+
+    def progress_rows(self) -> list[tuple[str, str]]:
+        """The live display's expert row."""
+        stats = self.stats
+        return [("expert", f"{stats.chosen} chosen, {stats.states} states, "
+                           f"{stats.queries} queries ({stats.sat} sat)")]
+
+    # ------------------------------------------------------------------ the search
+    def _add_state(self, case: TxSeq, history: tuple[Step, ...], digest: int = 0) -> _State:
+        state = self._states.get(case)
+        if state is None:
+            state = self._states[case] = _State(case, history, len(self._states),
+                                                digest=digest)
+            self._digests.add(digest)
+        return state
+
+    def _pop(self) -> _State | None:
+        """The state where the expert can add the most coverage (the first of equals).
+
+        An unexplored state (only the deployed one, at first) comes first: what it can add
+        is unknown until it is explored. When no state can add coverage, the first with a
+        candidate that reaches a new state (see the module docstring).
+        """
+        coverage = self.fuzzer.coverage
+        best: tuple[int, int, _State] | None = None
+        moving: _State | None = None
+        for state in self._states.values():
+            if len(state.case) >= self.max_depth:
+                continue
+            if state.candidates is None:
+                return state
+            gain = max((c.gain(coverage.edges, coverage.blocks) for c in state.candidates),
+                       default=0)
+            if gain > 0 and (best is None or gain > best[0]):
+                best = (gain, state.order, state)
+            elif moving is None and any(c.state not in self._digests
+                                        for c in state.candidates):
+                moving = state
+        return moving if best is None else best[2]
+
+    def _best(self, candidates: Sequence[Candidate]) -> Candidate | None:
+        """The candidate adding the most coverage; else the first reaching a new state."""
+        coverage = self.fuzzer.coverage
+        best: tuple[int, Candidate] | None = None
+        for candidate in candidates:
+            gain = candidate.gain(coverage.edges, coverage.blocks)
+            if gain > 0 and (best is None or gain > best[0]):
+                best = (gain, candidate)
+        if best is not None:
+            return best[1]
+        # No transaction adds coverage here: ILF's expert stops (⊥). Code behind a state
+        # that takes several coverage-neutral steps to reach (a position in a maze, a
+        # counter) would stay out of reach, so the search goes on through a transaction
+        # that leaves a state no sequence reached before, up to the depth limit.
+        digests = self._digests
+        novel = next((c for c in candidates if c.state not in digests), None)
+        if novel is not None:
+            self.stats.state_moves += 1
+        return novel
+
+    def _explore(self, state: _State) -> list[Candidate]:
+        """Every path of the state's next transaction the search finds (module docstring)."""
+        if state.candidates is not None:
+            return state.candidates
+        # z3 loads only when the expert runs.
+        from secant.symbolic.solve import (
+            DEFAULT_MAX_BLOCKS_DELTA,
+            DEFAULT_MAX_TIME_DELTA,
+            flip_branch,
+        )
+
+        assert self.trace is not None
+        stats = self.stats
+        stats.states += 1
+        fuzzer = self.fuzzer
+        config = fuzzer.config
+        settings = self.settings
+        coverage = fuzzer.coverage
+        position = len(state.case)
+        time_limit = (DEFAULT_MAX_TIME_DELTA if config.max_time_delay is None
+                      else config.max_time_delay)
+        block_limit = (DEFAULT_MAX_BLOCKS_DELTA if config.max_block_delay is None
+                       else config.max_block_delay)
+        prefix = f"tx{position}_"
+        candidates: list[Candidate] = []
+        state.candidates = candidates
+        seen: set[Edge] = set()
+        tried: set[tuple[Edge, int]] = set()  # flipped records: side, condition
+        queue: list[Tx] = [self._first_tx(index) for index in range(len(self.space.functions))]
+        queries = 0
+        while queue and not fuzzer.exhausted():
+            tx = queue.pop(0)
+            case = state.case + (tx,)
+            started = time.perf_counter()
+            result, run = self.trace(case)
+            stats.run_seconds += time.perf_counter() - started
+            stats.symbolic_runs += 1
+            mark = result.branch_marks[position] if position < len(result.branch_marks) \
+                else len(result.branches)
+            edges = frozenset((site, pc, taken) for site, pc, taken, *_ in
+                              result.branches[mark:])
+            candidates.append(Candidate(tx, edges, frozenset(result.blocks), queries,
+                                        result.state_hash))
+            seen |= edges
+            if run is None:
+                continue
+            for index, record in enumerate(run.branches):
+                if record.tx != position or queries >= settings.max_queries:
+                    continue
+                side = record.other_edge
+                if side in seen or side in coverage.edges:
+                    continue
+                if not any(name.startswith(prefix) for name in record.variables):
+                    continue  # the state decides it; this transaction's inputs cannot
+                if not self.worth(side):
+                    continue
+                # solc tests a false ``a`` of ``a && b`` again at each conjunct's JUMPI:
+                # the earliest record of the same condition is the one to flip, once per
+                # state (``a``'s, then ``b``'s once ``a`` holds).
+                first = next((j for j in range(index)
+                              if run.branches[j].tx == position
+                              and run.branches[j].condition.eq(record.condition)), index)
+                flipped = run.branches[first]
+                attempt = (flipped.other_edge, flipped.condition.hash())
+                if attempt in tried:
+                    continue
+                tried.add(attempt)
+                queries += 1
+                stats.queries += 1
+                started = time.perf_counter()
+                answer = flip_branch(
+                    case, run, first, senders=self.space.senders,
+                    timeout_ms=settings.timeout_ms, rlimit=settings.rlimit,
+                    vary={position}, max_time_delta=time_limit, max_blocks_delta=block_limit)
+                stats.solve_seconds += time.perf_counter() - started
+                if answer.status == "sat" and answer.case is not None:
+                    stats.sat += 1
+                    queue.append(answer.case[-1])
+                elif answer.status == "unsat":
+                    stats.unsat += 1
+                else:
+                    stats.unknown += 1
+        state.queries = queries
+        return candidates
+
+    def _first_tx(self, index: int) -> Tx:
+        """Function ``index`` called with zero arguments by the first sender."""
+        spec = self.space.functions[index]
+        args = tuple(zero_value(vt) for vt in spec.types)
+        return Tx(spec.signature, args, self.space.senders[0], 0, to=spec.to)
+
+    # ------------------------------------------------------------------ the dataset
+    def _record(self, state: _State, chosen: Candidate, explored: int) -> None:
+        assert self.sink is not None
+        coverage = self.fuzzer.coverage
+        tx = chosen.tx
+        function = next((i for i, spec in enumerate(self.space.functions)
+                         if spec.signature == tx.function and spec.to == tx.to), -1)
+        senders = list(self.space.senders)
+        choice = DatasetChoice(function, tx, senders.index(tx.sender)
+                               if tx.sender in senders else -1)
+        features = feature_matrix(self.infos, state.history, coverage.blocks, self.code_sizes)
+        self.sink(DatasetStep(self.stats.sequences, state.case, choice, features,
+                              chosen.gain(coverage.edges, coverage.blocks), explored,
+                              state.queries))
+
+
+def zero_value(vt: VType) -> Any:
+    """The expert's starting value of type ``vt``: zero, empty, or one zero element.
+
+    A dynamic array gets one element, so that its elements are calldata words the solver
+    may choose (the layout, lengths included, is part of a path); bytes and strings stay
+    empty (their contents are kept, not solved).
+    """
+    kind = vt.kind
+    if kind in ("uint", "int", "fbytes", "address"):
+        return from_int(vt, 0)
+    if kind == "bool":
+        return False
+    if kind == "bytes":
+        return b""
+    if kind == "string":
+        return ""
+    if kind == "array":
+        assert vt.elem is not None
+        count = vt.length if vt.length is not None else 1
+        return tuple(zero_value(vt.elem) for _ in range(count))
+    return tuple(zero_value(f) for f in vt.fields)
+
+
+__all__ = ["DEFAULT_MAX_QUERIES", "DEFAULT_RLIMIT", "DEFAULT_TIMEOUT_MS", "Candidate",
+           "ExpertConfig", "ExpertPolicy", "ExpertStats", "SymbolicTrace", "zero_value"]
