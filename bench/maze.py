@@ -3,8 +3,9 @@
 Usage::
 
     .venv/bin/python bench/maze.py [--mazes 5] [--first-seed 0] [--size 5] \\
-        [--seconds 600] [--out maze-out] [--tools secant,secant-symbolic,forge] \\
-        [--seed 0] [--symbolic-share F] [--secant-arg ARG]... [--no-forge-corpus]
+        [--seconds 600] [--out maze-out] [--tools secant,secant-symbolic,secant-expert,forge] \\
+        [--seed 0] [--symbolic-share F] [--secant-arg ARG]... [--expert-arg ARG]... \\
+        [--no-forge-corpus]
 
 Generates ``--mazes`` mazes (``bench/maze_gen.py``; seeds ``--first-seed`` onwards) with
 their ground truth (which assertions are feasible, by z3 and a witness), then runs every
@@ -20,6 +21,11 @@ excluded on both sides):
     the same with the symbolic stage: ``--symbolic-share F`` (``--symbolic-share`` here;
     secant's own default share when not given). Skipped, with a message, while
     ``bin/secant fuzz --help`` does not list ``--symbolic-share``.
+``secant-expert``
+    ``bin/secant expert Maze.sol --contract Maze --time T --seed S --oracles assertion
+    --shrink-limit 0 --solc-version 0.8.26 --max-depth L``: ILF's symbolic expert
+    (``secant.learn.expert``) choosing every transaction with z3, one transaction ahead
+    of the state the sequence reached (``--expert-arg`` adds arguments).
 ``forge``
     forge 1.7.1 (npm ``@foundry-rs/forge``, installed once into secant's cache) on a
     Foundry project holding the same ``Maze.sol`` and an invariant test contract that
@@ -78,7 +84,7 @@ from secant.report.forge import (  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SECANT = REPO / "bin" / "secant"
-TOOLS = ("secant", "secant-symbolic", "forge")
+TOOLS = ("secant", "secant-symbolic", "secant-expert", "forge")
 SYMBOLIC_FLAG = "--symbolic-share"
 FORGE_RUNS = 1_000_000_000
 """Runs no campaign reaches within the budget, so forge's timeout ends the campaign."""
@@ -214,15 +220,18 @@ def sequence_cap(truth: dict[str, Any]) -> int:
 
 
 def run_secant(tool: str, sol: Path, truth: dict[str, Any], out: Path, seconds: int | None,
-               seed: int, extra: list[str], execs: int | None = None) -> Run:
-    """``bin/secant fuzz`` on one maze (``execs`` instead of a time budget: for tests)."""
-    command = [str(SECANT), "fuzz", str(sol), "--contract", "Maze"]
+               seed: int, extra: list[str], execs: int | None = None,
+               subcommand: str = "fuzz") -> Run:
+    """``bin/secant fuzz`` (or ``expert``) on one maze (``execs`` instead of a time budget:
+    for tests)."""
+    command = [str(SECANT), subcommand, str(sol), "--contract", "Maze"]
     command += ["--execs", str(execs)] if execs is not None else ["--time", str(seconds)]
     command += ["--seed", str(seed), "--out", str(out), "--quiet", "--force",
                 "--shrink-limit", "0", "--solc-version", SOLC_VERSION,
                 "--oracles", "assertion"]
-    if not any(arg.startswith("--max-sequence-length") for arg in extra):
-        command += ["--max-sequence-length", str(sequence_cap(truth))]
+    depth = "--max-depth" if subcommand == "expert" else "--max-sequence-length"
+    if not any(arg.startswith(depth) for arg in extra):
+        command += [depth, str(sequence_cap(truth))]
     command += extra
     run = Run(tool, command=command)
     if out.exists():
@@ -454,6 +463,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--secant-arg", action="append", default=[], metavar="ARG",
                         help="an extra argument for both secant columns (repeat; use "
                              "--secant-arg=--flag for options)")
+    parser.add_argument("--expert-arg", action="append", default=[], metavar="ARG",
+                        help="an extra argument for the secant-expert column (repeat)")
     parser.add_argument("--no-forge-corpus", action="store_true",
                         help="run forge without its coverage-guided corpus")
     parser.add_argument("--z3-timeout", type=int, default=60,
@@ -506,6 +517,10 @@ def main(argv: list[str] | None = None) -> int:
             if tool == "secant":
                 run = run_secant(tool, sol, truth, out / "secant" / f"seed-{seed}",
                                  args.seconds, args.seed, plain + args.secant_arg)
+            elif tool == "secant-expert":
+                run = run_secant(tool, sol, truth, out / "secant-expert" / f"seed-{seed}",
+                                 args.seconds, args.seed, args.expert_arg,
+                                 subcommand="expert")
             elif tool == "secant-symbolic":
                 if skip_symbolic:
                     run = Run(tool, status="skipped", message=skip_symbolic)
@@ -526,6 +541,7 @@ def main(argv: list[str] | None = None) -> int:
     total = time.perf_counter() - started
 
     names = {"secant": "secant", "secant-symbolic": "secant + symbolic stage",
+             "secant-expert": "secant expert",
              "forge": f"forge {FORGE_VERSION}"}
     body = table(results, tools, names)
     print(body)

@@ -341,6 +341,18 @@ def test_the_runner_runs_secant_and_counts_what_it_found(
     assert (out / "results.md").read_text().count("/bin/secant fuzz ") == 1
 
 
+@needs_node
+def test_the_runner_runs_the_expert_with_its_depth_option(tmp_path: Path) -> None:
+    sol, truth = easy_maze(tmp_path / "maze")
+    run = MAZE.run_secant("secant-expert", sol, truth, tmp_path / "out", None, 0, [],
+                          execs=20, subcommand="expert")
+    assert run.status == "ran" and 1 <= run.execs <= 20, run.message
+    feasible = {a["id"] for a in truth["assertions"] if a["feasible"]}
+    assert 1 in run.found and set(run.found) <= feasible and not run.unattributed
+    assert run.command[1] == "expert" and "--max-depth" in run.command
+    assert "--max-sequence-length" not in run.command
+
+
 @pytest.mark.slow
 @pytest.mark.skipif("os.environ.get('SECANT_SLOW') != '1'", reason="slow: set SECANT_SLOW=1")
 @needs_node
