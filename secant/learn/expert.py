@@ -22,7 +22,8 @@ the sender among the campaign's senders, the ether, the block deltas); each solu
 and its own branches join the search. The state stays concrete: storage the transaction
 reads keeps the value the prefix left (``pin_storage``), and the prefix's inputs are kept.
 The search of one state ends when nothing is left to flip or after ``max_queries``
-queries. Every explored path is a candidate; the expert picks the one that adds the most
+queries; a side whose queries ran out of resources ``max_unknown`` times (in any states)
+is not tried again. Every explored path is a candidate; the expert picks the one that adds the most
 edges and blocks to the campaign's coverage (the earliest of equals).
 
 **Beyond ILF: coverage-neutral steps.** ILF's expert stops where no transaction adds
@@ -52,6 +53,7 @@ and the chosen transaction. ``secant.learn.dataset`` has the records and the fil
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -80,6 +82,11 @@ DEFAULT_TIMEOUT_MS = 30_000
 DEFAULT_MAX_QUERIES = 64
 """Queries at most while exploring one state's next transaction."""
 
+DEFAULT_MAX_UNKNOWN = 2
+"""Queries that ran out of resources after which a branch side is no longer tried: the
+same nest of conditions comes back in every state that reaches it, and a query z3 could
+not finish twice rarely finishes the third time within the same limit."""
+
 SymbolicTrace = Callable[[TxSeq], "tuple[RunResult, SymbolicRun | None]"]
 """Runs a case with the ``symbolic`` recording: its result and its symbolic records."""
 
@@ -91,6 +98,7 @@ class ExpertConfig:
     rlimit: int | None = DEFAULT_RLIMIT
     timeout_ms: int = DEFAULT_TIMEOUT_MS
     max_queries: int = DEFAULT_MAX_QUERIES
+    max_unknown: int = DEFAULT_MAX_UNKNOWN
     max_depth: int | None = None
     """Most transactions in a state the expert extends (None: the campaign's
     ``max_sequence_length``)."""
@@ -115,6 +123,8 @@ class ExpertStats:
     """States where no transaction added coverage or reached a new state (π_expert = ⊥)."""
     state_moves: int = 0
     """Transactions chosen because they reached a new state, none adding coverage."""
+    given_up: int = 0
+    """Branch sides no longer tried: their queries ran out of resources too often."""
     finished: bool = False
     """No state could add coverage any more: the expert stopped."""
     run_seconds: float = 0.0
@@ -126,7 +136,7 @@ class ExpertStats:
                 "queries": self.queries, "sat": self.sat, "unsat": self.unsat,
                 "unknown": self.unknown, "chosen": self.chosen,
                 "sequences": self.sequences, "dead_ends": self.dead_ends,
-                "state_moves": self.state_moves,
+                "state_moves": self.state_moves, "given_up": self.given_up,
                 "finished": self.finished, "run_seconds": round(self.run_seconds, 3),
                 "solve_seconds": round(self.solve_seconds, 3)}
 
@@ -180,6 +190,7 @@ class ExpertPolicy(Policy):
         self.worth: Callable[[Edge], bool] = lambda side: True
         self._states: dict[TxSeq, _State] = {}
         self._digests: set[int] = set()  # the states reached, by RunResult.state_hash
+        self._unknown: Counter[Edge] = Counter()  # sides whose queries ran out, how often
         self._current: _State | None = None
         self._outstanding: Proposal | None = None
 
@@ -376,7 +387,8 @@ class ExpertPolicy(Policy):
                 if record.tx != position or queries >= settings.max_queries:
                     continue
                 side = record.other_edge
-                if side in seen or side in coverage.edges:
+                if side in seen or side in coverage.edges or \
+                        self._unknown[side] >= settings.max_unknown:
                     continue
                 if not any(name.startswith(prefix) for name in record.variables):
                     continue  # the state decides it; this transaction's inputs cannot
@@ -408,6 +420,9 @@ class ExpertPolicy(Policy):
                     stats.unsat += 1
                 else:
                     stats.unknown += 1
+                    self._unknown[side] += 1
+                    if self._unknown[side] == settings.max_unknown:
+                        stats.given_up += 1
         state.queries = queries
         return candidates
 
@@ -456,5 +471,6 @@ def zero_value(vt: VType) -> Any:
     return tuple(zero_value(f) for f in vt.fields)
 
 
-__all__ = ["DEFAULT_MAX_QUERIES", "DEFAULT_RLIMIT", "DEFAULT_TIMEOUT_MS", "Candidate",
-           "ExpertConfig", "ExpertPolicy", "ExpertStats", "SymbolicTrace", "zero_value"]
+__all__ = ["DEFAULT_MAX_QUERIES", "DEFAULT_MAX_UNKNOWN", "DEFAULT_RLIMIT", "DEFAULT_TIMEOUT_MS",
+           "Candidate", "ExpertConfig", "ExpertPolicy", "ExpertStats", "SymbolicTrace",
+           "zero_value"]

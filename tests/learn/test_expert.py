@@ -241,3 +241,35 @@ def test_bad_expert_options_are_one_line_errors(tmp_path: Path, flag: str, value
     assert result.exit_code == 2
     assert words in result.output
     assert "Traceback" not in result.output
+
+
+@needs_node
+def test_secant_expert_reads_its_table_of_secant_toml(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "Lockbox.sol").write_text(LOCKBOX.read_text())
+    (project / "secant.toml").write_text('[expert]\nexecs = 3\nqueries = 2\nno-dataset = true\n'
+                                         'out = "expert-out"\n')
+    result = CliRunner().invoke(app, ["expert", str(project / "Lockbox.sol"), "--quiet"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((project / "expert-out" / "summary.json").read_text())
+    assert summary["execs"] == 3
+    assert summary["expert"]["queries"] <= 2 * summary["expert"]["states"]
+    assert not (project / "expert-out" / "dataset.jsonl").exists()
+    (project / "secant.toml").write_text("[expert]\nsequences = \"eager\"\n")
+    refused = CliRunner().invoke(app, ["expert", str(project / "Lockbox.sol"), "--quiet"])
+    assert refused.exit_code == 2 and "[expert] has no key 'sequences'" in refused.output
+
+
+@needs_node
+@pytest.mark.parametrize("limit", [1, 2])
+def test_a_side_is_given_up_once_its_queries_ran_out_too_often(limit: int) -> None:
+    # A resource limit so small that the harder queries run out.
+    done = campaign(12, expert(config=ExpertConfig(rlimit=3000, max_unknown=limit)))
+    policy = done.fuzzer.policy
+    assert isinstance(policy, ExpertPolicy)
+    stats = policy.stats
+    assert stats.unknown >= 1 and stats.given_up >= 1
+    assert stats.given_up * limit <= stats.unknown
+    if limit == 1:
+        assert stats.unknown == stats.given_up
