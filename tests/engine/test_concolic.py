@@ -99,5 +99,12 @@ def test_a_solved_case_that_went_further_is_the_next_base_for_its_side() -> None
     concolic.observe(A, set(), new_edges=2)  # new edges, but not A: the next conjunct
     side, closest = concolic.choose(adaptive, 150) or (None, None)
     assert side == A and closest is not None and closest.case == case(5)
-    concolic.observe(A, set(), new_edges=0)  # nothing new: the closest case again
-    assert concolic.choose(adaptive, 150) is None  # already solved against case(0)
+    # Nothing new either (the next conjunct was covered already): still the solved case.
+    concolic.observe(A, set(), new_edges=0)
+    side, closest = concolic.choose(adaptive, 150) or (None, None)
+    assert side == A and closest is not None and closest.case == case(5)
+    concolic.solve(A, case(5))
+    concolic.solve(A, case(5))  # three queries for A: the most it gets
+    concolic._solved = case(6)
+    concolic.observe(A, set(), new_edges=0)
+    assert concolic.choose(adaptive, 150) is None

@@ -1,8 +1,8 @@
 """The concolic stage on campaigns: conditions mutation and prediction miss are solved.
 
 Each contract of tests/fixtures/symbolic/Solvable.sol guards an assertion behind a
-condition of one kind (non-linear, several parameters, signed, storage-mediated); the same
-seed and execution budget find it with the stage and miss it without.
+condition of one kind (non-linear, several parameters, storage-mediated, signed, wrapping);
+the same seed and execution budget find it with the stage and miss it without.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def campaign(contract: str, share: float, execs: int, seed: int = 0,
 
 
 @needs_node
-@pytest.mark.parametrize("contract", ["Factors", "Tied", "StoredProduct"])
+@pytest.mark.parametrize("contract", ["Factors", "Tied", "StoredProduct", "SignedWindow",
+                                      "WrapsExact"])
 def test_the_stage_finds_what_the_same_campaign_misses_without_it(contract: str) -> None:
     without = campaign(contract, 0.0, 6000)
     assert not without.findings

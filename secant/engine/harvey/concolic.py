@@ -16,12 +16,14 @@ condition well within that. Sides first seen right after a solved case took its 
 eligible at once, and so are those after a solved case that covered new edges without
 taking its side: they are the next conditions on the path the solver opened (the next
 conjunct of an ``&&``), which the cheap mechanisms had no more chance at than the last.
-Such a case is also the next base for its own side: it got further along that side's
-path than the closest case, which sFuzz's distance (measured at the first copy of an
-``&&``'s condition) may still prefer. A
-side is solved against a given closest case once (solving the same path again gives the
-same answer); it is tried again only when a closer case replaces it, at most
-``max_tries`` times in all. A side whose condition depends only on the state before the
+Any solved case that did not take its side is the next base for that side, tried at
+once, new edges or not: it got further along that side's path than the closest case
+(past the condition that was flipped, to the next conjunct, which mutation may have
+covered already), and sFuzz's distance, measured at the first copy of an ``&&``'s
+condition, may still prefer the closest case. A side is solved against a given closest
+case once (solving the same path again gives the same answer); it is tried again only
+when a closer case replaces it or a solved case got further, at most ``max_tries`` times
+in all. A side whose condition depends only on the state before the
 case (a maze's position read from storage) is left to the sequence fuzzer: no input of
 that case flips it. Among eligible sides the stage takes the
 one tried least, then the one seen first.
@@ -188,6 +190,7 @@ class ConcolicStage:
         stats = self.stats
         self.tries[side] += 1
         self.solved_against[side] = case
+        self._solved = None
         started = time.perf_counter()
         try:
             run = self.trace(case)
@@ -239,9 +242,10 @@ class ConcolicStage:
                 new_edges: int = 0) -> None:
         """After a solved case ran: a success when the campaign now covers ``side``.
 
-        A case that covered new edges without taking ``side`` (the flipped copy of an
-        ``&&``'s first condition leads to the next conjunct, which failed) still opened a
-        path: the sides it brought are followed at once, as after a success.
+        A case that did not take ``side`` (the flipped copy of an ``&&``'s first condition
+        leads to the next conjunct, which failed) is the base of the side's next query,
+        tried at once; when it covered new edges, it opened a path: the sides it brought
+        are followed at once too, as after a success.
         """
         if side in edges:
             self.stats.success += 1
@@ -250,5 +254,8 @@ class ConcolicStage:
         else:
             self.stats.fail += 1
             self._follow = new_edges > 0
-            if new_edges and self._solved is not None:
+            if self._solved is not None:
+                # Solved from the earliest copy of a condition, the case now passes it and
+                # fails at the next conjunct of the ``&&``, which the mutations may have
+                # covered already (no new edges): the next query starts from it.
                 self._retry = (side, self._solved)
