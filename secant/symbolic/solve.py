@@ -75,18 +75,20 @@ class FlipResult:
     """What a query answered (see the module docstring).
 
     ``case`` is the new test case (``sat`` only). ``seconds`` is the time z3 took (both
-    checks of an ``unsat`` whose proof needed a second one). ``proved``: an ``unsat``
-    that holds for every input of the fuzzer's domains on this path. ``reason`` explains
-    ``unknown`` (z3's reason) and a failure to build the query. ``assignment`` holds the
-    model's value of every variable of the query; ``storage`` the values of slots read
-    before the case that the model chose (only with ``pin_storage=False``: the new case
-    reaches the other side only if the chain holds them, as Harvey's aggressive mode can
-    arrange with ``Tx.storage``).
+    checks of an ``unsat`` whose proof needed a second one), ``resources`` z3's resource
+    count over the same checks (the machine-independent measure of their work).
+    ``proved``: an ``unsat`` that holds for every input of the fuzzer's domains on this
+    path. ``reason`` explains ``unknown`` (z3's reason) and a failure to build the query.
+    ``assignment`` holds the model's value of every variable of the query; ``storage`` the
+    values of slots read before the case that the model chose (only with
+    ``pin_storage=False``: the new case reaches the other side only if the chain holds
+    them, as Harvey's aggressive mode can arrange with ``Tx.storage``).
     """
 
     status: Status
     case: TxSeq | None = None
     seconds: float = 0.0
+    resources: int = 0
     proved: bool = False
     reason: str = ""
     assignment: Mapping[str, int] = field(default_factory=dict)
@@ -238,6 +240,7 @@ def _relayed(tx: Tx, info: SymTx | None) -> bool:
 def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: int,
            proof_possible: bool, narrow_share: float, rlimit: int | None) -> FlipResult:
     seconds = 0.0
+    used = 0  # z3's resource count over every check
     budget = max(1, timeout_ms)
     resources = rlimit
     constants = [(z3.BitVec(name, 256), z3.BitVecVal(value, 256))
@@ -260,6 +263,8 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
             max(1, int(budget * narrow_share)),
             None if resources is None else max(1, int(resources * narrow_share)))
         seconds += spent
+        spent_resources = _spent_resources(solver)
+        used += spent_resources
         if answer == z3.sat:
             assignment = _assignment(solver.model())
             for name, (narrow, signed) in widen.items():
@@ -267,16 +272,19 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
                 if signed and small >> (width - 1):
                     small -= 1 << width
                 assignment[name] = small & _MASK
-            return _sat(case, run, query, assignment, seconds)
+            return _sat(case, run, query, assignment, seconds, used)
         budget = max(1, budget - int(spent * 1000))
         if resources is not None:
-            resources = max(1, resources - _spent_resources(solver))
+            resources = max(1, resources - spent_resources)
     answer, solver, spent = _check(facts, pins, budget, resources)
     seconds += spent
+    spent_resources = _spent_resources(solver)
+    used += spent_resources
     if answer == z3.sat:
-        return _sat(case, run, query, _assignment(solver.model()), seconds)
+        return _sat(case, run, query, _assignment(solver.model()), seconds, used)
     if answer == z3.unknown:
-        return FlipResult("unknown", seconds=seconds, reason=solver.reason_unknown())
+        return FlipResult("unknown", seconds=seconds, resources=used,
+                          reason=solver.reason_unknown())
     proved = False
     if proof_possible:
         if not query.restrictions:
@@ -287,14 +295,15 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
             # The kept inputs took part: ask again with them free (storage still pinned).
             budget = max(1, budget - int(spent * 1000))
             if resources is not None:
-                resources = max(1, resources - _spent_resources(solver))
+                resources = max(1, resources - spent_resources)
             fixed = [(z3.BitVec(name, 256), z3.BitVecVal(value, 256))
                      for name, value in sorted(query.constants.items()) if name in query.fixed]
-            again, _, spent = _check(_substituted(query.facts + [goal], fixed), [], budget,
-                                     resources)
+            again, solver, spent = _check(_substituted(query.facts + [goal], fixed), [],
+                                          budget, resources)
             seconds += spent
+            used += _spent_resources(solver)
             proved = again == z3.unsat
-    return FlipResult("unsat", seconds=seconds, proved=proved)
+    return FlipResult("unsat", seconds=seconds, resources=used, proved=proved)
 
 
 def _check(facts: list[Any], guarded: list[Any], timeout_ms: int,
@@ -364,9 +373,9 @@ def _assignment(model: Any) -> dict[str, int]:
 
 
 def _sat(case: TxSeq, run: SymbolicRun, query: _Query, assignment: dict[str, int],
-         seconds: float) -> FlipResult:
+         seconds: float, used: int) -> FlipResult:
     new_case, storage = _case_from(case, run, assignment, query.free)
-    return FlipResult("sat", new_case, seconds, assignment=assignment, storage=storage)
+    return FlipResult("sat", new_case, seconds, used, assignment=assignment, storage=storage)
 
 
 def _case_from(case: TxSeq, run: SymbolicRun, assignment: Mapping[str, int],

@@ -59,3 +59,18 @@ def test_an_infeasible_side_is_shown_as_proved_unreachable(tmp_path: Path) -> No
     entries = done.frontier or []
     proved = [e for e in entries if any(reason == INFEASIBLE for reason, _ in e.reasons)]
     assert proved and all("x < 5" in e.snippet for e in proved)
+
+
+@needs_node
+def test_the_stage_keeps_a_campaign_a_function_of_its_seed_and_budget() -> None:
+    # Queries are bounded and charged by z3's resource count, not by seconds.
+    runs = [campaign("StoredProduct", 0.1, 3000) for _ in range(2)]
+    stats = [run.fuzzer.policy.concolic.stats for run in runs]  # type: ignore[attr-defined]
+    assert stats[0].attempts >= 1
+    assert [s.to_json() | {"seconds": 0} for s in stats] == \
+        [stats[0].to_json() | {"seconds": 0}] * 2
+    corpora = [[run.fuzzer.corpus[i].case for i in range(len(run.fuzzer.corpus))]
+               for run in runs]
+    assert corpora[0] == corpora[1]
+    assert [sorted(map(repr, run.findings)) for run in runs] == \
+        [sorted(map(repr, runs[0].findings))] * 2

@@ -29,12 +29,12 @@ that case flips it. Among eligible sides the stage takes the
 one tried least, then the one seen first.
 
 **How much.** The stage runs between rounds while the executions charged to it stay within
-``share`` of the campaign's: each attempt (a symbolic replay and a query) is charged the
-executions its seconds would have run at the campaign's rate so far, and at least
-:data:`ATTEMPT_COST`. A query that runs into z3's time limit therefore costs its share
-honestly; the price is that with the stage on, the campaign depends on the machine's
-speed (what z3 answers within its limit, and the charges), which is why it is off by
-default (``--symbolic-share``; docs/symbolic.md has the measurements).
+``share`` of the campaign's. Each attempt (a symbolic replay and a query) is charged
+:data:`ATTEMPT_COST` plus z3's resource count over :data:`RESOURCES_PER_EXECUTION`, and
+each query is bounded by z3's resource limit (``rlimit``): both are counts, not seconds,
+so with the stage on a campaign is still a function of its seed and execution budget
+(the time limit per query is only a safety net). A query that runs out of resources is
+charged what it used, as honestly as a timed one, on any machine.
 
 **Answers.** ``sat``: the case runs; it is a success when it took the wanted side (as
 prediction's successes and failures are counted). ``unsat`` with ``proved``: no input
@@ -58,14 +58,22 @@ if TYPE_CHECKING:
     from secant.symbolic.records import SymbolicRun
 
 ATTEMPT_COST = 200
-"""Executions one attempt is charged at least (a symbolic replay of the closest case and a
-query cost a few hundred plain executions on the test contracts, docs/symbolic.md)."""
+"""Executions one attempt is charged besides its query's resources (a symbolic replay of
+the closest case costs tens of plain executions on the test contracts, docs/symbolic.md)."""
+
+RESOURCES_PER_EXECUTION = 1500
+"""z3 resource units charged as one execution: z3 counts about 1.5 million units per
+second of one core here, and a campaign runs about a thousand executions a second on the
+test contracts, so a query is charged roughly the executions its time would have run."""
+
+DEFAULT_RLIMIT = 6_000_000
+"""z3's resource limit per query: about four seconds of one core."""
 
 DEFAULT_PATIENCE = 1000
 """Executions a side stays just-missed before the stage takes it up."""
 
-DEFAULT_TIMEOUT_MS = 4000
-"""z3's limit per query."""
+DEFAULT_TIMEOUT_MS = 60_000
+"""z3's time limit per query: a safety net behind the resource limit."""
 
 DEFAULT_MAX_TRIES = 3
 """Queries at most per branch side (each against a closer case than the last)."""
@@ -115,6 +123,7 @@ class ConcolicStage:
 
     def __init__(self, trace: SymbolicTrace, senders: Sequence[int], *, share: float,
                  patience: int = DEFAULT_PATIENCE, timeout_ms: int = DEFAULT_TIMEOUT_MS,
+                 rlimit: int = DEFAULT_RLIMIT,
                  max_tries: int = DEFAULT_MAX_TRIES, max_time_delta: int | None = None,
                  max_blocks_delta: int | None = None,
                  worth: Callable[[BranchSide], bool] | None = None) -> None:
@@ -128,6 +137,7 @@ class ConcolicStage:
         self.share = share
         self.patience = patience
         self.timeout_ms = timeout_ms
+        self.rlimit = rlimit
         self.max_tries = max_tries
         self.max_time_delta = max_time_delta  # None: the solver's own bounds
         self.max_blocks_delta = max_blocks_delta
@@ -174,11 +184,11 @@ class ConcolicStage:
         side = best[2]
         return side, adaptive.best[side]
 
-    def solve(self, side: BranchSide, case: TxSeq, rate: float = 0.0) -> TxSeq | None:
+    def solve(self, side: BranchSide, case: TxSeq) -> TxSeq | None:
         """A case that should take ``side``, solved from ``case``'s path (None: none).
 
-        ``rate`` is the campaign's executions per second so far: the attempt is charged
-        the executions its seconds would have run, and at least :data:`ATTEMPT_COST`.
+        The attempt is charged :data:`ATTEMPT_COST` executions plus its query's resources
+        (module docstring).
         """
         # z3 loads only when the stage runs.
         from secant.symbolic.solve import (
@@ -192,6 +202,7 @@ class ConcolicStage:
         self.solved_against[side] = case
         self._solved = None
         started = time.perf_counter()
+        answer = None
         try:
             run = self.trace(case)
             code_hash, pc, wanted = side
@@ -214,7 +225,7 @@ class ConcolicStage:
                 stats.needs_state += 1
                 return None
             answer = flip_branch(case, run, index, senders=self.senders,
-                                 timeout_ms=self.timeout_ms,
+                                 timeout_ms=self.timeout_ms, rlimit=self.rlimit,
                                  max_time_delta=(DEFAULT_MAX_TIME_DELTA
                                                  if self.max_time_delta is None
                                                  else self.max_time_delta),
@@ -222,9 +233,9 @@ class ConcolicStage:
                                                    if self.max_blocks_delta is None
                                                    else self.max_blocks_delta))
         finally:
-            spent = time.perf_counter() - started
-            stats.seconds += spent
-            stats.charged += max(ATTEMPT_COST, round(spent * rate))
+            stats.seconds += time.perf_counter() - started
+            used = answer.resources if answer is not None else 0
+            stats.charged += ATTEMPT_COST + used // RESOURCES_PER_EXECUTION
         if answer.status == "sat":
             stats.sat += 1
             self._solved = answer.case

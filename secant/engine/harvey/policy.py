@@ -219,8 +219,7 @@ class HarveyPolicy(Policy):
             if picked is None:
                 return
             side, closest = picked
-            stats = fuzzer.stats
-            case = stage.solve(side, closest.case, stats.execs / max(stats.elapsed, 1e-3))
+            case = stage.solve(side, closest.case)
             if case is None:
                 continue
             _, novelty = yield Proposal(case, "symbolic")
