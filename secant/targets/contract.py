@@ -147,13 +147,14 @@ class ContractTarget:
         relay = chain.attackers[0].address if chain.attackers else chain.deployer.address
         self.relays: dict[int, int] = {c.address: relay for c in chain.attacker_contracts}
         self._functions: dict[tuple[int, str], AbiFunction] = {}
+        # Encoders are compiled on a function's first call: a linked library's ABI may list
+        # functions no transaction can call (solc 0.4 gives a storage-struct parameter the
+        # type "Lib.Struct storage"), which have no encoder and are never fuzzed.
         self._encoders: dict[tuple[int, str], Callable[[Sequence[Any]], bytes]] = {}
         for contract in chain.contracts:
             for fn in contract.functions(include_read_only=True):
                 key = (contract.address, fn.signature if fn.kind == "function" else fn.kind)
                 self._functions[key] = fn
-                if fn.kind == "function":
-                    self._encoders[key] = encoder_for(fn)
 
     def function(self, signature: str, to: int | None = None) -> AbiFunction:
         """The ABI function ``signature`` of contract ``to`` (default: the main one)."""
@@ -161,8 +162,14 @@ class ContractTarget:
 
     def calldata(self, signature: str, args: Sequence[Any], to: int | None = None) -> bytes:
         """The calldata of a call (empty for fallback/receive)."""
-        encoder = self._encoders.get((self.main.address if to is None else to, signature))
-        return encoder(args) if encoder is not None else b""
+        key = (self.main.address if to is None else to, signature)
+        encoder = self._encoders.get(key)
+        if encoder is None:
+            fn = self._functions.get(key)
+            if fn is None or fn.kind != "function":
+                return b""
+            encoder = self._encoders[key] = encoder_for(fn)
+        return encoder(args)
 
     def run(self, case: TxSeq, overrides_last: bool = True) -> ContractRun:
         """Run ``case`` from the post-deployment state and return what it did.
