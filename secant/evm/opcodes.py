@@ -273,3 +273,23 @@ def immediate_size(op: int) -> int:
     """How many immediate bytes follow ``op`` in code (the width of a PUSH, else 0)."""
     return op - PUSH0 if PUSH1 <= op <= PUSH32 else 0
 
+
+
+def stack_shape(op: int) -> str | None:
+    """The stack shape of ``op``: push, dup, swap, pop, jumpdest, or None for the others.
+
+    These opcodes only move stack items (or mark a jump target). The steppers that shadow
+    a run (data flow, symbolic) dispatch on them first: they are most of the instructions
+    a contract runs and need no work beyond the stack.
+    """
+    if op == PUSH0 or PUSH1 <= op <= PUSH32:
+        return "push"
+    if DUP1 <= op <= DUP16:
+        return "dup"
+    if SWAP1 <= op <= SWAP16:
+        return "swap"
+    if op == POP:
+        return "pop"
+    if op == JUMPDEST:
+        return "jumpdest"
+    return None

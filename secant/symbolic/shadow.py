@@ -71,14 +71,11 @@ from secant.evm.opcodes import (
     CREATE,
     CREATE2,
     DELEGATECALL,
-    DUP1,
-    DUP16,
     EXP,
     EXTCODECOPY,
     EXTCODEHASH,
     EXTCODESIZE,
     JUMP,
-    JUMPDEST,
     JUMPI,
     KECCAK256,
     LOG0,
@@ -90,10 +87,6 @@ from secant.evm.opcodes import (
     NUMBER,
     OPS,
     ORIGIN,
-    POP,
-    PUSH0,
-    PUSH1,
-    PUSH32,
     RETURN,
     RETURNDATACOPY,
     REVERT,
@@ -101,11 +94,10 @@ from secant.evm.opcodes import (
     SLOAD,
     SSTORE,
     STATICCALL,
-    SWAP1,
-    SWAP16,
     TIMESTAMP,
     TLOAD,
     TSTORE,
+    stack_shape,
 )
 from secant.symbolic.records import SymbolicRun, SymBranch, SymPin, SymTx
 from secant.symbolic.semantics import (
@@ -138,19 +130,16 @@ _TERM_LIMIT = 20_000  # nodes of a term as a tree; larger results are concretise
  _K_OTHER) = range(1, 10)
 
 
+_STACK_KINDS = {"push": _K_PUSH, "dup": _K_DUP, "swap": _K_SWAP, "pop": _K_POP,
+                "jumpdest": _K_JUMPDEST}
+
+
 def _kinds() -> list[int]:
     kinds = [_K_OTHER] * 256
     for op, info in OPS.items():
-        if op == PUSH0 or PUSH1 <= op <= PUSH32:
-            kind = _K_PUSH
-        elif DUP1 <= op <= DUP16:
-            kind = _K_DUP
-        elif SWAP1 <= op <= SWAP16:
-            kind = _K_SWAP
-        elif op == POP:
-            kind = _K_POP
-        elif op == JUMPDEST:
-            kind = _K_JUMPDEST
+        shape = stack_shape(op)
+        if shape is not None:
+            kind = _STACK_KINDS[shape]
         elif op in BINARY:
             kind = _K_BINARY
         elif op in UNARY:

@@ -87,8 +87,6 @@ from secant.evm.opcodes import (
     CREATE,
     CREATE2,
     DELEGATECALL,
-    DUP1,
-    DUP16,
     EQ,
     EXP,
     EXTCODECOPY,
@@ -107,9 +105,7 @@ from secant.evm.opcodes import (
     NUMBER,
     OPS,
     ORIGIN,
-    POP,
     PREVRANDAO,
-    PUSH0,
     PUSH1,
     PUSH32,
     RETURN,
@@ -122,12 +118,11 @@ from secant.evm.opcodes import (
     SSTORE,
     STATICCALL,
     SUB,
-    SWAP1,
-    SWAP16,
     TIMESTAMP,
     TLOAD,
     TSTORE,
     XOR,
+    stack_shape,
 )
 
 if TYPE_CHECKING:
@@ -542,19 +537,16 @@ _SPECIAL = frozenset({MSTORE8, SLOAD, SSTORE, CALLDATALOAD, CALLDATASIZE, CALLDA
                       CREATE, CREATE2, RETURN, REVERT, SELFDESTRUCT})
 
 
+_STACK_KINDS = {"push": _K_PUSH, "dup": _K_DUP, "swap": _K_SWAP, "pop": _K_POP,
+                "jumpdest": _K_JUMPDEST}
+
+
 def _kinds() -> list[int]:
     kinds = [_K_GENERIC] * 256
     for op, info in OPS.items():
-        if op == PUSH0 or PUSH1 <= op <= PUSH32:
-            kind = _K_PUSH
-        elif DUP1 <= op <= DUP16:
-            kind = _K_DUP
-        elif SWAP1 <= op <= SWAP16:
-            kind = _K_SWAP
-        elif op == POP:
-            kind = _K_POP
-        elif op == JUMPDEST:
-            kind = _K_JUMPDEST
+        shape = stack_shape(op)
+        if shape is not None:
+            kind = _STACK_KINDS[shape]
         elif op == JUMP:
             kind = _K_JUMP
         elif op == JUMPI:

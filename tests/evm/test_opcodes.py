@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from secant.evm import opcodes
-from secant.evm.opcodes import _TABLE, BY_NAME, OPS, immediate_size
+from secant.evm.opcodes import _TABLE, BY_NAME, OPS, immediate_size, stack_shape
 
 
 def test_table_has_unique_codes_and_names() -> None:
@@ -51,3 +51,13 @@ def test_immediate_size_agrees_with_the_table() -> None:
     for op in range(256):
         info = OPS.get(op)
         assert immediate_size(op) == (info.immediate if info else 0), hex(op)
+
+
+@pytest.mark.parametrize(("op", "shape"), [
+    (0x5F, "push"), (0x60, "push"), (0x7F, "push"), (0x80, "dup"), (0x8F, "dup"),
+    (0x90, "swap"), (0x9F, "swap"), (0x50, "pop"), (0x5B, "jumpdest"),
+    (0x01, None), (0x56, None), (0x57, None), (0x54, None), (0xFE, None),
+])
+def test_stack_shape_names_the_opcodes_that_only_move_the_stack(op: int,
+                                                                shape: str | None) -> None:
+    assert stack_shape(op) == shape
