@@ -55,7 +55,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from secant.engine.harvey.policy import InputSpace
@@ -171,6 +171,13 @@ class _State:
     candidates: list[Candidate] | None = None  # None: not explored yet
     queries: int = 0
     digest: int = 0  # RunResult.state_hash of the case
+    # Candidates proposed from here: never again (a concrete run that did not cover what
+    # the symbolic one did would otherwise be proposed forever).
+    proposed: set[Tx] = field(default_factory=set)
+
+    def open_candidates(self) -> list[Candidate]:
+        """The explored candidates not proposed yet."""
+        return [c for c in self.candidates or () if c.tx not in self.proposed]
 
 
 class ExpertPolicy(Policy):
@@ -240,13 +247,14 @@ class ExpertPolicy(Policy):
                 self._current = None
                 continue
             candidates = self._explore(state)
-            best = self._best(candidates)
+            best = self._best(state.open_candidates())
             if best is None:
                 if not fuzzer.exhausted():  # a cut-short search is no dead end
                     self.stats.dead_ends += 1
                 self._current = None
                 continue
             self.stats.chosen += 1
+            state.proposed.add(best.tx)
             if self.sink is not None:
                 self._record(state, best, len(candidates))
             proposal = Proposal(state.case + (best.tx,), "expert")
@@ -308,12 +316,13 @@ class ExpertPolicy(Policy):
                 continue
             if state.candidates is None:
                 return state
-            gain = max((c.gain(coverage.edges, coverage.blocks) for c in state.candidates),
+            open_candidates = state.open_candidates()
+            gain = max((c.gain(coverage.edges, coverage.blocks) for c in open_candidates),
                        default=0)
             if gain > 0 and (best is None or gain > best[0]):
                 best = (gain, state.order, state)
             elif moving is None and any(c.state not in self._digests
-                                        for c in state.candidates):
+                                        for c in open_candidates):
                 moving = state
         return moving if best is None else best[2]
 

@@ -273,3 +273,26 @@ def test_a_side_is_given_up_once_its_queries_ran_out_too_often(limit: int) -> No
     assert stats.given_up * limit <= stats.unknown
     if limit == 1:
         assert stats.unknown == stats.given_up
+
+
+class PhantomExpert(ExpertPolicy):
+    """An expert whose symbolic runs report a branch side no concrete run ever covers."""
+
+    def attach(self, trace, *args, **kwargs):  # type: ignore[no-untyped-def]
+        def phantom(case):  # type: ignore[no-untyped-def]
+            result, run = trace(case)
+            result.branches = [*result.branches, (b"phantom", len(result.branches), True,
+                                                  "eq", 0, 0)]
+            return result, run
+        super().attach(phantom, *args, **kwargs)
+
+
+@needs_node
+def test_a_candidate_is_proposed_once_from_a_state_even_if_its_gain_never_shows() -> None:
+    records: list[DatasetRecord] = []
+    done = campaign(40, lambda space: PhantomExpert(space, ExpertConfig(max_depth=2),
+                                                    records.append))
+    steps = [(record.state, record.choice.tx) for record in records
+             if isinstance(record, DatasetStep)]
+    assert len(steps) == done.fuzzer.stats.execs == 40
+    assert len(set(steps)) == len(steps)
