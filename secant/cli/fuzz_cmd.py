@@ -25,20 +25,26 @@ from secant.cli.compile_cmd import (
     ViaIrFlag,
 )
 from secant.cli.options import (
+    AllContractsFlag,
     ArgFlag,
     BalanceFlag,
+    BlockNumberFlag,
+    BlockTimeFlag,
     ConfigFlag,
     ContractFlag,
     DeployArgFlag,
     DeployFlag,
     ForceFlag,
     ForkFlag,
+    MatchContractFlag,
+    MatchTestFlag,
     OraclesFlag,
     QuietFlag,
     SeedFlag,
     SenderFlag,
     ShrinkLimitFlag,
     TimeFlag,
+    UnlimitedCodeSizeFlag,
     ValueFlag,
 )
 from secant.engine.events import FuzzListener
@@ -146,25 +152,13 @@ def fuzz_command(
     deploy: DeployFlag = None,
     deploy_arg: DeployArgFlag = None,
     balance: BalanceFlag = DEFAULT_BALANCE,
-    all_contracts: Annotated[bool, typer.Option(
-        "--all-contracts", help="Also call the contracts the constructors created "
-                                "(Echidna's allContracts; default: the main contract and "
-                                "the --deploy ones).")] = False,
+    all_contracts: AllContractsFlag = False,
     sender: SenderFlag = None,
-    block_number: Annotated[int | None, typer.Option(
-        "--block-number", help="Number of the first block (default 4370000, Echidna's; "
-                               "1 for Foundry test contracts, as forge).")] = None,
-    block_time: Annotated[int | None, typer.Option(
-        "--block-time", help="Timestamp of the first block (default 1524785992, Echidna's; "
-                             "1 for Foundry test contracts, as forge).")] = None,
-    match_contract: Annotated[str | None, typer.Option(
-        "--match-contract", help="Only test contracts whose name matches this regex.")
-    ] = None,
-    match_test: Annotated[str | None, typer.Option(
-        "--match-test", help="Only invariants, properties and fuzz tests whose name "
-                             "matches this regex.")] = None,
-    unlimited_code_size: Annotated[bool, typer.Option(
-        "--unlimited-code-size", help="Lift the EIP-170/3860 contract size limits.")] = False,
+    block_number: BlockNumberFlag = None,
+    block_time: BlockTimeFlag = None,
+    match_contract: MatchContractFlag = None,
+    match_test: MatchTestFlag = None,
+    unlimited_code_size: UnlimitedCodeSizeFlag = False,
     time_budget: TimeFlag = None,
     execs: Annotated[int | None, typer.Option(
         "--execs", help="Execution budget (deterministic for a given seed).")] = None,

@@ -46,3 +46,20 @@ ForceFlag = Annotated[bool, typer.Option(
 ConfigFlag = Annotated[Path | None, typer.Option(
     "--config", help="Read options from this secant.toml (default: the nearest one from "
                      "the input's folder up; each command reads its own table).")]
+AllContractsFlag = Annotated[bool, typer.Option(
+    "--all-contracts", help="Also call the contracts the constructors created (Echidna's "
+                            "allContracts; default: the main contract and the --deploy "
+                            "ones).")]
+BlockNumberFlag = Annotated[int | None, typer.Option(
+    "--block-number", help="Number of the first block (default 4370000, Echidna's; 1 for "
+                           "Foundry test contracts, as forge).")]
+BlockTimeFlag = Annotated[int | None, typer.Option(
+    "--block-time", help="Timestamp of the first block (default 1524785992, Echidna's; 1 "
+                         "for Foundry test contracts, as forge).")]
+MatchContractFlag = Annotated[str | None, typer.Option(
+    "--match-contract", help="Only test contracts whose name matches this regex.")]
+MatchTestFlag = Annotated[str | None, typer.Option(
+    "--match-test", help="Only invariants, properties and fuzz tests whose name matches "
+                         "this regex.")]
+UnlimitedCodeSizeFlag = Annotated[bool, typer.Option(
+    "--unlimited-code-size", help="Lift the EIP-170/3860 contract size limits.")]
