@@ -23,7 +23,8 @@ and its own branches join the search. The state stays concrete: storage the tran
 reads keeps the value the prefix left (``pin_storage``), and the prefix's inputs are kept.
 The search of one state ends when nothing is left to flip or after ``max_queries``
 queries; a side whose queries ran out of resources ``max_unknown`` times (in any states)
-is not tried again. Every explored path is a candidate; the expert picks the one that adds the most
+is not tried again, and a query found unsat over the transaction's own inputs alone
+(``state_free_key``) is not asked again in another state. Every explored path is a candidate; the expert picks the one that adds the most
 edges and blocks to the campaign's coverage (the earliest of equals).
 
 **Beyond ILF: coverage-neutral steps.** ILF's expert stops where no transaction adds
@@ -52,6 +53,8 @@ and the chosen transaction. ``secant.learn.dataset`` has the records and the fil
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -125,6 +128,8 @@ class ExpertStats:
     """Transactions chosen because they reached a new state, none adding coverage."""
     given_up: int = 0
     """Branch sides no longer tried: their queries ran out of resources too often."""
+    remembered: int = 0
+    """Queries skipped: the same state-free query was unsat in another state."""
     finished: bool = False
     """No state could add coverage any more: the expert stopped."""
     run_seconds: float = 0.0
@@ -137,6 +142,7 @@ class ExpertStats:
                 "unknown": self.unknown, "chosen": self.chosen,
                 "sequences": self.sequences, "dead_ends": self.dead_ends,
                 "state_moves": self.state_moves, "given_up": self.given_up,
+                "remembered": self.remembered,
                 "finished": self.finished, "run_seconds": round(self.run_seconds, 3),
                 "solve_seconds": round(self.solve_seconds, 3)}
 
@@ -198,6 +204,7 @@ class ExpertPolicy(Policy):
         self._states: dict[TxSeq, _State] = {}
         self._digests: set[int] = set()  # the states reached, by RunResult.state_hash
         self._unknown: Counter[Edge] = Counter()  # sides whose queries ran out, how often
+        self._unsat: set[str] = set()  # state-free queries found unsat (state_free_key)
         self._current: _State | None = None
         self._outstanding: Proposal | None = None
 
@@ -414,6 +421,12 @@ class ExpertPolicy(Policy):
                 if attempt in tried:
                     continue
                 tried.add(attempt)
+                key = state_free_key(run, first, position)
+                if key is not None and key in self._unsat:
+                    # The same query, over this transaction's inputs alone, was unsat in
+                    # another state: it is here too.
+                    stats.remembered += 1
+                    continue
                 queries += 1
                 stats.queries += 1
                 started = time.perf_counter()
@@ -427,6 +440,8 @@ class ExpertPolicy(Policy):
                     queue.append(answer.case[-1])
                 elif answer.status == "unsat":
                     stats.unsat += 1
+                    if key is not None:
+                        self._unsat.add(key)
                 else:
                     stats.unknown += 1
                     self._unknown[side] += 1
@@ -457,6 +472,46 @@ class ExpertPolicy(Policy):
                               state.queries))
 
 
+def state_free_key(run: SymbolicRun, index: int, position: int) -> str | None:
+    """A key of the query flipping record ``index`` if its answer cannot depend on the state.
+
+    The constraints that matter to the flip are those linked to its condition through
+    shared variables: the others share no variable with them and hold for the run's values,
+    so the query is unsat exactly when the linked part is. When all of those are over
+    transaction ``position``'s own calldata, sender and block deltas, that part is the same
+    in every state the same code passes, up to the transaction's number: the key is the
+    branch with the constraints' text, numbered alike, and an unsat answer holds in every
+    state with the same key. The ether sent is left out (its domain is the sender's
+    balance, which the state sets), and so is anything over storage or earlier
+    transactions: None.
+    """
+    target = run.branches[index]
+    own = f"tx{position}_"
+    constraints = [(record.path_condition, record.variables) for record in run.branches[:index]]
+    constraints += [(pin.constraint, pin.variables) for pin in run.pins_before(target.seq)]
+    linked = set(target.variables)
+    chosen: list[Any] = []
+    remaining = constraints
+    grew = True
+    while grew:
+        grew = False
+        rest = []
+        for constraint, names in remaining:
+            if names & linked:
+                linked |= names
+                chosen.append(constraint)
+                grew = True
+            else:
+                rest.append((constraint, names))
+        remaining = rest
+    if any(not name.startswith(own) or name == f"{own}value" for name in linked):
+        return None
+    texts = sorted(re.sub(rf"\b{own}", "tx_", term.sexpr()) for term in chosen)
+    goal = re.sub(rf"\b{own}", "tx_", target.condition.sexpr())
+    digest = hashlib.sha256("\n".join([*texts, goal]).encode()).hexdigest()
+    return f"{target.code_hash.hex()}:{target.pc}:{target.taken}:{digest}"
+
+
 def zero_value(vt: VType) -> Any:
     """The expert's starting value of type ``vt``: zero, empty, or one zero element.
 
@@ -482,4 +537,4 @@ def zero_value(vt: VType) -> Any:
 
 __all__ = ["DEFAULT_MAX_QUERIES", "DEFAULT_MAX_UNKNOWN", "DEFAULT_RLIMIT", "DEFAULT_TIMEOUT_MS",
            "Candidate", "ExpertConfig", "ExpertPolicy", "ExpertStats", "SymbolicTrace",
-           "zero_value"]
+           "state_free_key", "zero_value"]

@@ -296,3 +296,32 @@ def test_a_candidate_is_proposed_once_from_a_state_even_if_its_gain_never_shows(
              if isinstance(record, DatasetStep)]
     assert len(steps) == done.fuzzer.stats.execs == 40
     assert len(set(steps)) == len(steps)
+
+
+REPEATS = Path(__file__).resolve().parents[1] / "fixtures" / "learn" / "Repeats.sol"
+
+
+@needs_node
+def test_an_unsat_query_over_the_transaction_alone_is_not_asked_again_in_another_state(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import secant.symbolic.solve as solve
+
+    asked: list[str] = []
+    real = solve.flip_branch
+
+    def counting(case, run, index, **options):  # type: ignore[no-untyped-def]
+        answer = real(case, run, index, **options)
+        if answer.status == "unsat":
+            asked.append(case[-1].function)
+        return answer
+
+    monkeypatch.setattr(solve, "flip_branch", counting)
+    done = campaign(10, expert(), path=REPEATS)
+    policy = done.fuzzer.policy
+    assert isinstance(policy, ExpertPolicy)
+    assert policy.stats.state_moves >= 3  # bump, bump, bump...: several states
+    # probe's condition is unsat over x alone: asked once, then remembered elsewhere;
+    # probeCount's depends on the counter: asked in every state.
+    assert asked.count("probe(uint256)") == 1
+    assert policy.stats.remembered >= 2
+    assert asked.count("probeCount(uint256)") >= 3
