@@ -87,7 +87,7 @@ def expert_command(
     max_depth: Annotated[int, typer.Option(
         "--max-depth", help="Most transactions in a sequence the expert builds.")] = 16,
     rlimit: Annotated[int | None, typer.Option(
-        "--rlimit", help="z3's resource limit per query (deterministic; default about two "
+        "--rlimit", help="z3's resource limit per query (deterministic; default about three "
                          "seconds of one core).")] = None,
     queries: Annotated[int | None, typer.Option(
         "--queries", help="Queries at most while exploring one state's next transaction "

@@ -24,8 +24,9 @@ reads keeps the value the prefix left (``pin_storage``), and the prefix's inputs
 The search of one state ends when nothing is left to flip or after ``max_queries``
 queries; a side whose queries ran out of resources ``max_unknown`` times (in any states)
 is not tried again, and a query found unsat over the transaction's own inputs alone
-(``state_free_key``) is not asked again in another state. Every explored path is a candidate; the expert picks the one that adds the most
-edges and blocks to the campaign's coverage (the earliest of equals).
+(``state_free_key``) is not asked again in another state. Every explored path is a
+candidate; the expert picks the one that adds the most edges and blocks to the
+campaign's coverage (the earliest of equals).
 
 **Beyond ILF: coverage-neutral steps.** ILF's expert stops where no transaction adds
 coverage. Code behind a state that takes several coverage-neutral transactions to reach
@@ -75,9 +76,11 @@ if TYPE_CHECKING:
 Edge = tuple[bytes, int, bool]
 Block = tuple[bytes, int]
 
-DEFAULT_RLIMIT = 3_000_000
-"""z3's resource limit per query: about two seconds of a 2.x GHz core (a multiplication of
-two 256-bit words that z3 cannot finish used 5 million units in 3.5 s), deterministic."""
+DEFAULT_RLIMIT = 5_000_000
+"""z3's resource limit per query: about three seconds of one core here (z3 counts about
+1.5 million units a second), deterministic. Its 32-bit try gets two million of them
+(``secant.symbolic.solve.DEFAULT_NARROW_SHARE``), enough for the products of a maze's
+cells behind solc's overflow checks."""
 
 DEFAULT_TIMEOUT_MS = 30_000
 """The time limit per query, a safety net behind the resource limit."""

@@ -60,8 +60,11 @@ NARROW_BITS = 32
 NARROW_WIDTHS = (NARROW_BITS, 64)
 """The widths of the narrowed tries, in order, before the full query."""
 
-DEFAULT_NARROW_SHARE = 0.25
-"""The share of a query's (remaining) time limit that each narrowed try may use."""
+DEFAULT_NARROW_SHARE = 0.4
+"""The share of a query's (remaining) time and resources each narrowed try may use. A
+256-bit multiplication behind solc's overflow check (``p6 * p0 == 819580`` in a maze cell)
+needed about a million resource units in its 32-bit try: a quarter of the expert's three
+million was not enough, and the 64-bit and full tries rarely answer what it cannot."""
 
 _MASK = (1 << 256) - 1
 _NAME = re.compile(r"^tx(\d+)_(w(\d+)|value|sender|time|blocks)$")
