@@ -516,11 +516,12 @@ def state_free_key(run: SymbolicRun, index: int, position: int) -> str | None:
 
 
 def zero_value(vt: VType) -> Any:
-    """The expert's starting value of type ``vt``: zero, empty, or one zero element.
+    """The expert's starting value of type ``vt``: zeros, with room for the solver.
 
-    A dynamic array gets one element, so that its elements are calldata words the solver
-    may choose (the layout, lengths included, is part of a path); bytes and strings stay
-    empty (their contents are kept, not solved).
+    The calldata layout, lengths included, is part of a path: the solver chooses words,
+    not lengths. So a dynamic array gets one element and ``bytes`` one word of zero bytes,
+    whose contents the solver may then choose (``crashme("bad!")`` needs four bytes);
+    strings stay empty (their contents are kept, not solved).
     """
     kind = vt.kind
     if kind in ("uint", "int", "fbytes", "address"):
@@ -528,7 +529,7 @@ def zero_value(vt: VType) -> Any:
     if kind == "bool":
         return False
     if kind == "bytes":
-        return b""
+        return bytes(32)
     if kind == "string":
         return ""
     if kind == "array":

@@ -204,11 +204,11 @@ def test_a_query_limit_per_state_bounds_the_search() -> None:
     (VType("address", 160), 0),
     (VType("bool"), False),
     (VType("fbytes", 256), bytes(32)),
-    (VType("bytes"), b""),
+    (VType("bytes"), bytes(32)),
     (VType("string"), ""),
     (VType("array", elem=VType("uint", 8)), (0,)),
     (VType("array", length=3, elem=VType("bool")), (False, False, False)),
-    (VType("tuple", fields=(VType("uint", 16), VType("bytes"))), (0, b"")),
+    (VType("tuple", fields=(VType("uint", 16), VType("string"))), (0, "")),
 ])
 def test_zero_value_starts_every_type_at_zero_with_one_dynamic_element(vt: VType,
                                                                        value: object) -> None:
