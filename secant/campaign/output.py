@@ -12,12 +12,13 @@ import shutil
 from pathlib import Path
 
 from secant.errors import SecantError
+from secant.learn.dataset import DATASET_FILE
 
 _ENTRIES = ("summary.json", "corpus", "findings")
 """What marks a folder as a campaign's output."""
 
 _WRITTEN = (*_ENTRIES, "findings.sarif", "reproducers", "coverage", "coverage.lcov",
-            "coverage.png", "coverage.svg", "frontier.json", "traceback.txt")
+            "coverage.png", "coverage.svg", "frontier.json", "traceback.txt", DATASET_FILE)
 """Everything a campaign writes into its folder: replacing the folder removes these."""
 
 

@@ -72,9 +72,6 @@ EXIT_CRASH = 3
 
 TRACEBACK_FILE = "traceback.txt"
 
-DATASET_FILE = "dataset.jsonl"
-"""Where ``secant expert`` records its choices in the output folder."""
-
 
 def register(app: typer.Typer) -> None:
     """Add ``fuzz`` to the main app."""
@@ -478,7 +475,7 @@ def _policy(name: str, where: Path, names: dict[str, int], rlimit: int | None,
     """The campaign's policy factory (None: Harvey's) and the expert's dataset writer."""
     if name == "harvey":
         return None, None
-    from secant.learn.dataset import DatasetWriter
+    from secant.learn.dataset import DATASET_FILE, DatasetWriter
     from secant.learn.expert import DEFAULT_MAX_QUERIES, DEFAULT_RLIMIT, ExpertConfig, ExpertPolicy
 
     settings = ExpertConfig(rlimit=rlimit if rlimit is not None else DEFAULT_RLIMIT,

@@ -33,6 +33,9 @@ from secant.types import Tx, TxSeq, case_to_json, jsonable
 FORMAT = 1
 """The dataset format's version (the header's ``format``)."""
 
+DATASET_FILE = "dataset.jsonl"
+"""Where ``secant expert`` records its choices in its output folder."""
+
 
 @dataclass(frozen=True)
 class DatasetHeader:

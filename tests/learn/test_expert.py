@@ -227,6 +227,12 @@ def test_secant_expert_writes_the_dataset_and_the_summary(tmp_path: Path) -> Non
     assert any(f["kind"] == "assertion" for f in summary["findings"])
     header, steps = read_dataset(out / "dataset.jsonl")
     assert header["contract"] == "Lockbox" and len(steps) == summary["execs"]
+    # --force replaces the dataset with the earlier campaign's other files.
+    again = CliRunner().invoke(app, ["expert", str(LOCKBOX), "--execs", "4", "--out",
+                                     str(out), "--quiet", "--shrink-limit", "0", "--force"])
+    assert again.exit_code == 0, again.output
+    _, steps = read_dataset(out / "dataset.jsonl")
+    assert len(steps) == json.loads((out / "summary.json").read_text())["execs"] == 4
 
 
 @pytest.mark.parametrize(("flag", "value", "words"), [
