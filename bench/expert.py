@@ -3,7 +3,7 @@
 Usage::
 
     .venv/bin/python bench/expert.py [--seconds 60] [--seed 0] [--out expert-out] \\
-        [--contract FILE[:NAME]]...
+        [--tools expert,fuzz-same-time,fuzz] [--contract FILE[:NAME]]...
 
 Runs ``bin/secant expert`` (ILF's π_expert, ``secant.learn.expert``) and ``bin/secant fuzz``
 (Harvey's loop) on each contract for ``--seconds`` of wall time (one process, one core,
@@ -13,7 +13,12 @@ transactions it chose, each run once; fuzz: its executions, each one new transac
 cached prefix), the symbolic runs and z3 queries behind the expert's choices, the branch
 sides and instructions covered (``summary.json``), when the expert stopped because no state
 it reached could add coverage, and the size of the dataset it wrote. The default contracts
-are secant's bundled examples and the expert's test fixture. A figure, never a pass/fail.
+are secant's bundled examples and the expert's test fixture.
+
+The expert stops when no state it reached can add coverage, often long before the budget;
+``fuzz-same-time`` runs ``secant fuzz`` for as long as the expert's campaign ran (at least
+a second), for coverage at the same time; ``fuzz`` for the whole ``--seconds``. A figure,
+never a pass/fail.
 """
 
 from __future__ import annotations
@@ -68,14 +73,18 @@ class ToolRun:
         return self.transactions / self.seconds if self.seconds else 0.0
 
 
-def run_tool(tool: str, contract: str, seconds: int, seed: int, out: Path) -> ToolRun:
+TOOLS = ("expert", "fuzz-same-time", "fuzz")
+
+
+def run_tool(tool: str, contract: str, seconds: float, seed: int, out: Path) -> ToolRun:
     """Run ``secant TOOL`` on ``contract`` (``FILE`` or ``FILE:NAME``) and read its summary."""
     path, _, name = contract.partition(":")
-    command = [str(SECANT), tool, str(REPO / path), "--time", f"{seconds}s", "--seed", str(seed),
+    command = [str(SECANT), "fuzz" if tool.startswith("fuzz") else tool, str(REPO / path),
+               "--time", f"{seconds:g}s", "--seed", str(seed),
                "--out", str(out), "--force", "--quiet", "--shrink-limit", "0"]
     if name:
         command += ["--contract", name]
-    code, _, stderr, _ = execute(command, None, {}, seconds * 3 + 300)
+    code, _, stderr, _ = execute(command, None, {}, int(seconds) * 3 + 300)
     summary_path = out / "summary.json"
     if code != 0 or not summary_path.exists():
         return ToolRun(tool, "error", first_line(stderr))
@@ -114,9 +123,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=int, default=60, help="wall seconds per run")
     parser.add_argument("--seed", type=int, default=0, help="campaign seed")
     parser.add_argument("--out", type=Path, default=Path("expert-out"), help="output folder")
+    parser.add_argument("--tools", default=",".join(TOOLS),
+                        help=f"comma-separated, of {', '.join(TOOLS)}")
     parser.add_argument("--contract", action="append", default=None, metavar="FILE[:NAME]",
                         help="a contract to run (repeat; default: the bundled examples)")
     args = parser.parse_args(argv)
+    tools = [t for t in args.tools.split(",") if t]
+    unknown = sorted(set(tools) - set(TOOLS))
+    if unknown:
+        parser.error(f"unknown tool(s) {', '.join(unknown)}; known: {', '.join(TOOLS)}")
     contracts = args.contract or CONTRACTS
     out = args.out.resolve()
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -126,8 +141,15 @@ def main(argv: list[str] | None = None) -> int:
     results: list[dict[str, Any]] = []
     for contract in contracts:
         label = Path(contract.partition(":")[0]).stem
-        for tool in ("expert", "fuzz"):
-            result = run_tool(tool, contract, args.seconds, args.seed, out / tool / label)
+        expert_seconds: float | None = None
+        for tool in tools:
+            seconds: float = args.seconds
+            if tool == "fuzz-same-time":
+                seconds = max(1.0, round(expert_seconds if expert_seconds is not None
+                                         else args.seconds, 1))
+            result = run_tool(tool, contract, seconds, args.seed, out / tool / label)
+            if tool == "expert" and result.status == "ok":
+                expert_seconds = result.seconds
             lines.append(row(label, result))
             print(lines[-1], file=sys.stderr)
             results.append({"contract": contract, **result.__dict__})
