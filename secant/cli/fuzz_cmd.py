@@ -61,8 +61,9 @@ if TYPE_CHECKING:
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 
 DEFAULT_SYMBOLIC_SHARE = 0.0
-"""The concolic stage's share by default: off, since on the maze bench it did not yet find
-more than the campaign without it (docs/symbolic.md has the measurement)."""
+"""The concolic stage's share by default: off. On the maze bench it found 3 assertions more
+than the campaign without it out of 100 (65 against 62 at ten minutes per maze), starved
+by its charge; docs/symbolic.md has the measurement."""
 
 EXIT_FINDINGS = 1
 """Exit code of ``secant fuzz --fail-on-findings`` when something was found."""
