@@ -123,6 +123,10 @@ class RunResult:
     reads: list[ReadEvent] = field(default_factory=list)
     state_hash: int = 0
     exec_us: float = 0.0
+    steps_run: int | None = field(default=None, compare=False)
+    """Steps the target actually ran (a prefix cache restored the others; None: all). A
+    measure of the run's cost, not of what it did: results that differ in it alone are
+    equal."""
 
     def tx_branches(self, index: int) -> list[BranchEvent]:
         """The branches of step ``index``."""

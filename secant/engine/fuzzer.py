@@ -76,6 +76,10 @@ class FuzzStats:
     started: float = field(default_factory=time.perf_counter)
     last_new_path_exec: int = 0
     transactions: int = 0
+    steps_run: int = 0
+    """Steps the target actually ran, not restored from a prefix cache: the campaign's
+    work in a unit that does not depend on the machine (what the concolic stage's share
+    is a share of)."""
     probes: int = 0
 
     @property
@@ -167,6 +171,7 @@ class Fuzzer:
         stats = self.stats
         stats.execs += 1
         stats.transactions += len(case)
+        stats.steps_run += len(case) if result.steps_run is None else result.steps_run
         if proposal.probe:
             stats.probes += 1
             novelty = Novelty(result.path_id not in self.coverage.paths, 0, 0)

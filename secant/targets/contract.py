@@ -191,6 +191,7 @@ class ContractTarget:
             observer.start(case, self)
         outcomes: list[TxOutcome] = []
         start = 0
+        restored = 0  # leading transactions the cache gave instead of running them
         cache = self.prefix_cache
         if cache is not None and len(case) > 1:
             key = _prefix_key(case[:-1], overrides_last)
@@ -200,12 +201,12 @@ class ContractTarget:
                 chain.blocks.reset(entry.env)
                 recorder.restore(entry.recorder)
                 outcomes.extend(entry.outcomes)
-                start = len(case) - 1
+                start = restored = len(case) - 1
             elif key is not None:
                 # The base is the journal length right after the reset (a restored shorter
                 # prefix is journaled on top of it, so the diffs below include it).
                 base = chain.state.snapshot()
-                start = self._resume_shorter(key, outcomes)
+                start = restored = self._resume_shorter(key, outcomes)
                 admitted = cache.admit(key)
                 # Run the prefix one transaction at a time, storing the shorter prefixes
                 # the cache expects (those of the seed being mutated) on the way.
@@ -225,6 +226,7 @@ class ContractTarget:
                              calls=recorder.calls, logs=recorder.logs,
                              created=recorder.created, selfdestructs=recorder.selfdestructs,
                              accesses=recorder.accesses)
+        result.steps_run = len(case) - restored
         transitions = getattr(recorder, "transitions", None)
         if transitions is not None:
             result.transitions = transitions

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from secant.engine.harvey.adaptive import AdaptiveSeeds, Closest
-from secant.engine.harvey.concolic import ATTEMPT_COST, ConcolicStage
+from secant.engine.harvey.concolic import REPLAY_STEPS, ConcolicStage
 from secant.types import Tx, TxSeq
 
 CODE = b"\x01" * 32
@@ -80,13 +80,13 @@ def test_sides_seen_after_a_success_are_taken_at_once() -> None:
     assert concolic.stats.fail == 1
 
 
-def test_the_share_bounds_the_executions_charged() -> None:
+def test_the_share_bounds_the_steps_charged() -> None:
     concolic = stage()
     assert concolic.due(0)  # nothing charged yet
-    concolic.solve(A, case(0))
-    assert concolic.stats.charged == ATTEMPT_COST
-    assert not concolic.due(ATTEMPT_COST * 10 - 1)
-    assert concolic.due(ATTEMPT_COST * 10)
+    concolic.solve(A, case(0) * 3)  # a replay of three transactions, no query
+    assert concolic.stats.charged == REPLAY_STEPS * 3
+    assert not concolic.due(REPLAY_STEPS * 30 - 1)
+    assert concolic.due(REPLAY_STEPS * 30)
     assert not ConcolicStage(lambda c: None, [1], share=0.0).due(10**9)
 
 

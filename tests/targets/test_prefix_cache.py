@@ -102,9 +102,10 @@ def dump(state: WorldState) -> dict[int, tuple[int, int, bytes, bytes, dict[int,
 
 
 def assert_same(cached: ContractRun, plain: ContractRun) -> None:
-    """Field by field (exec_us aside), with the field's name when one differs."""
+    """Field by field (the time and the steps the cache saved aside), with the field's
+    name when one differs."""
     for f in fields(ContractRun):
-        if f.name == "exec_us":
+        if f.name in ("exec_us", "steps_run"):
             continue
         assert getattr(cached, f.name) == getattr(plain, f.name), f.name
 
@@ -477,6 +478,23 @@ def test_cached_runs_equal_full_replays_on_harvey_foo() -> None:
     user = chain_of(path, "Foo").sender("user1").address
     extra = [Tx("SetY(int256)", (42,), user), Tx("CopyY()", (), user), Tx("Bar()", (), user)]
     equivalence(chain_of(path, "Foo"), chain_of(path, "Foo"), 3, 300, extra=extra)
+
+
+@needs_node
+def test_steps_run_count_only_the_transactions_the_cache_did_not_restore(
+        stress_source: Path) -> None:
+    chain_a, chain_b = chain_of(stress_source, "Stress"), chain_of(stress_source, "Stress")
+    plain = ContractTarget(chain_a, EVERY_RECORDING)
+    cached = ContractTarget(chain_b, EVERY_RECORDING,
+                            prefix_cache=PrefixCache(max_entries=16, admit_after=1))
+    user = chain_a.sender("user1").address
+    a, b, c, d = (Tx("set(uint256,uint256)", (slot, slot + 1), user) for slot in range(4))
+    # (case, steps with the cache): a miss runs all; a hit runs the last transaction; a
+    # miss whose head (a, b) was cached resumes there and runs two.
+    for case, steps in [((a,), 1), ((a, b, c), 3), ((a, b, c), 1), ((a, b, d), 1),
+                        ((a, b, c, d), 2), ((a, b, c, d), 1)]:
+        assert run_both(plain, cached, case).steps_run == steps
+        assert plain.run(case).steps_run == len(case)
 
 
 @needs_node

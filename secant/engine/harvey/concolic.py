@@ -28,13 +28,17 @@ case (a maze's position read from storage) is left to the sequence fuzzer: no in
 that case flips it. Among eligible sides the stage takes the
 one tried least, then the one seen first.
 
-**How much.** The stage runs between rounds while the executions charged to it stay within
-``share`` of the campaign's. Each attempt (a symbolic replay and a query) is charged
-:data:`ATTEMPT_COST` plus z3's resource count over :data:`RESOURCES_PER_EXECUTION`, and
-each query is bounded by z3's resource limit (``rlimit``): both are counts, not seconds,
-so with the stage on a campaign is still a function of its seed and execution budget
-(the time limit per query is only a safety net). A query that runs out of resources is
-charged what it used, as honestly as a timed one, on any machine.
+**How much.** The stage runs between rounds while the work charged to it stays within
+``share`` of the campaign's. Work is counted in steps, the transactions the target
+actually ran (``FuzzStats.steps_run``: those a prefix cache restored cost nothing), because
+a step's time varies far less between contracts than an execution's: over seven contracts
+one step took 177 to 468 µs and one execution 370 to 10,300 µs (a maze case runs eight
+steps, Baz's one). Each attempt is charged :data:`REPLAY_STEPS` per transaction it
+replayed symbolically plus z3's resource count over :data:`RESOURCES_PER_STEP`, and each
+query is bounded by z3's resource limit (``rlimit``): all are counts, not seconds, so with
+the stage on a campaign is still a function of its seed and execution budget (the time
+limit per query is only a safety net). A query that runs out of resources is charged
+what it used, as honestly as a timed one, on any machine.
 
 **Answers.** ``sat``: the case runs; it is a success when it took the wanted side (as
 prediction's successes and failures are counted). ``unsat`` with ``proved``: no input
@@ -57,14 +61,16 @@ from secant.types import TxSeq
 if TYPE_CHECKING:
     from secant.symbolic.records import SymbolicRun
 
-ATTEMPT_COST = 200
-"""Executions one attempt is charged besides its query's resources (a symbolic replay of
-the closest case costs tens of plain executions on the test contracts, docs/symbolic.md)."""
+REPLAY_STEPS = 25
+"""Steps charged per transaction of a symbolic replay: on the maze benchmark a move takes
+11 ms to replay with the ``symbolic`` recording against 0.46 ms to run plainly."""
 
-RESOURCES_PER_EXECUTION = 1500
-"""z3 resource units charged as one execution: z3 counts about 1.5 million units per
-second of one core here, and a campaign runs about a thousand executions a second on the
-test contracts, so a query is charged roughly the executions its time would have run."""
+RESOURCES_PER_STEP = 450
+"""z3 resource units charged as one step: z3 counts 1.3 to 1.5 million units a second of
+one core on the maze benchmark's queries, and a campaign runs 2,100 to 5,600 steps a
+second (177 to 468 µs each, seven contracts), so a query is charged about the steps its
+time would have run (a 6-million-unit query that runs out: 13,000 steps, 4.6 s of maze
+moves, where it took 1.7 to 3.7 s)."""
 
 DEFAULT_RLIMIT = 6_000_000
 """z3's resource limit per query: about four seconds of one core."""
@@ -107,6 +113,7 @@ class ConcolicStats:
     fail: int = 0
     seconds: float = 0.0
     charged: int = 0
+    """Steps charged to the stage (module docstring)."""
 
     def to_json(self) -> dict[str, Any]:
         """The counters as JSON."""
@@ -115,7 +122,7 @@ class ConcolicStats:
                 "not_symbolic": self.not_symbolic, "needs_state": self.needs_state,
                 "success": self.success,
                 "fail": self.fail, "seconds": round(self.seconds, 3),
-                "charged_execs": self.charged}
+                "charged_steps": self.charged}
 
 
 class ConcolicStage:
@@ -150,9 +157,9 @@ class ConcolicStage:
         self._solved: TxSeq | None = None  # the last case a query gave
         self._retry: tuple[BranchSide, TxSeq] | None = None
 
-    def due(self, execs: int) -> bool:
-        """Whether the stage may run now (its charge within its share of ``execs``)."""
-        return self.share > 0 and self.stats.charged <= self.share * execs
+    def due(self, steps: int) -> bool:
+        """Whether the stage may run now: its charge within its share of ``steps``."""
+        return self.share > 0 and self.stats.charged <= self.share * steps
 
     def choose(self, adaptive: AdaptiveSeeds, execs: int
                ) -> tuple[BranchSide, Closest] | None:
@@ -187,8 +194,8 @@ class ConcolicStage:
     def solve(self, side: BranchSide, case: TxSeq) -> TxSeq | None:
         """A case that should take ``side``, solved from ``case``'s path (None: none).
 
-        The attempt is charged :data:`ATTEMPT_COST` executions plus its query's resources
-        (module docstring).
+        The attempt is charged its replay and its query's resources, in steps (module
+        docstring).
         """
         # z3 loads only when the stage runs.
         from secant.symbolic.solve import (
@@ -235,7 +242,7 @@ class ConcolicStage:
         finally:
             stats.seconds += time.perf_counter() - started
             used = answer.resources if answer is not None else 0
-            stats.charged += ATTEMPT_COST + used // RESOURCES_PER_EXECUTION
+            stats.charged += REPLAY_STEPS * len(case) + used // RESOURCES_PER_STEP
         if answer.status == "sat":
             stats.sat += 1
             self._solved = answer.case

@@ -214,7 +214,7 @@ class HarveyPolicy(Policy):
     def _concolic(self, stage: ConcolicStage, adaptive: AdaptiveSeeds) -> Rounds:
         """Between rounds, while its share allows: solved cases for just-missed sides."""
         fuzzer = self.fuzzer
-        while stage.due(fuzzer.stats.execs) and not fuzzer.exhausted():
+        while stage.due(fuzzer.stats.steps_run) and not fuzzer.exhausted():
             picked = stage.choose(adaptive, fuzzer.stats.execs)
             if picked is None:
                 return
