@@ -190,9 +190,9 @@ def fuzz_command(
         "--adaptive-share", help="Share of rounds given to adaptive seeds (default: sFuzz's, "
                                  "their number over all seeds).")] = None,
     symbolic_share: Annotated[float, typer.Option(
-        "--symbolic-share", help="Share of the executions charged to the concolic stage, "
-                                 "which solves just-missed branches with z3 (default 0: "
-                                 "off; 0.1 is a tenth).")
+        "--symbolic-share", help="Share of the campaign's work (transactions run) charged "
+                                 "to the concolic stage, which solves just-missed branches "
+                                 "with z3 (default 0: off; 0.1 is a tenth).")
     ] = DEFAULT_SYMBOLIC_SHARE,
     max_sequence_length: Annotated[int, typer.Option(
         "--max-sequence-length", help="Most transactions in a test case.")] = 16,

@@ -18,6 +18,7 @@ from secant.compile import CompileOptions, load
 from secant.engine.fuzzer import FuzzConfig
 from secant.engine.harvey.policy import HarveyPolicy
 from secant.report.frontier import INFEASIBLE
+from secant.types import Tx, TxSeq
 from tests.compile.conftest import needs_node
 
 SOLVABLE = Path(__file__).resolve().parents[1] / "fixtures" / "symbolic" / "Solvable.sol"
@@ -39,7 +40,7 @@ def campaign(contract: str, share: float, execs: int, seed: int = 0,
 
 @needs_node
 @pytest.mark.parametrize("contract", ["Factors", "Tied", "StoredProduct", "SignedWindow",
-                                      "WrapsExact"])
+                                      "WrapsExact", "PackedFactors"])
 def test_the_stage_finds_what_the_same_campaign_misses_without_it(contract: str) -> None:
     without = campaign(contract, 0.0, 6000)
     assert not without.findings
@@ -74,3 +75,36 @@ def test_the_stage_keeps_a_campaign_a_function_of_its_seed_and_budget() -> None:
     assert corpora[0] == corpora[1]
     assert [sorted(map(repr, run.findings)) for run in runs] == \
         [sorted(map(repr, runs[0].findings))] * 2
+
+
+@needs_node
+def test_a_condition_on_stored_state_alone_is_solved_through_a_writer_put_before() -> None:
+    # One execution: the stage as the campaign wires it, before any case had a writer.
+    made = campaign("PackedFactors", 0.1, 1)
+    stage = made.fuzzer.policy.concolic  # type: ignore[attr-defined]
+    sender = made.fuzzer.policy.space.senders[0]  # type: ignore[attr-defined]
+    check: TxSeq = (Tx("check()", (), sender),)
+    run = stage.trace(check)
+    # The nest's first JUMPI, `low * high == 10403`, on the state before the case alone.
+    record = next(r for r in run.branches if "10403" in str(r.condition))
+    assert record.variables and all(name.startswith("s_") for name in record.variables)
+    side = (record.code_hash, record.pc, not record.taken)
+    stage.writers = None
+    assert stage.solve(side, check) is None and stage.stats.needs_state == 1
+    stash = Tx("stash(uint256)", (0,), sender)
+    asked: list[tuple[TxSeq, int]] = []
+
+    def writers(case: TxSeq, index: int, slots: set[tuple[int, int]]) -> list[Tx]:
+        asked.append((case, index))
+        assert len(slots) == 1
+        return [stash]
+
+    stage.writers = writers
+    stage.solved_against.clear()
+    solved = stage.solve(side, check)
+    assert asked == [(check, 0)] and stage.stats.with_writer == 1
+    assert solved is not None and [tx.function for tx in solved] == ["stash(uint256)", "check()"]
+    packed = solved[0].args[0]
+    low, high = packed % 2**64, (packed >> 64) % 2**64
+    assert low * high == 10403  # the flipped conjunct (the next ones are the next queries)
+    assert side in made.fuzzer.run_case(solved).edges

@@ -24,9 +24,14 @@ condition, may still prefer the closest case. A side is solved against a given c
 case once (solving the same path again gives the same answer); it is tried again only
 when a closer case replaces it or a solved case got further, at most ``max_tries`` times
 in all. A side whose condition depends only on the state before the
-case (a maze's position read from storage) is left to the sequence fuzzer: no input of
-that case flips it. Among eligible sides the stage takes the
-one tried least, then the one seen first.
+case (a maze's position read from storage, a value another function stored) cannot be
+flipped by that case's inputs; for it the stage asks the policy for calls of the functions
+known to write those slots (the sequences' data flow, ``writers``), puts one right before
+the transaction that read them, replays that longer case and solves for the writer's inputs
+too (``stash(v)`` before a move that tests ``memo % 1000 == 803``). When no writer's input
+reaches the condition either (a position moved by constants), the side is left to the
+sequence fuzzer. Among eligible sides the stage takes the one tried least, then the one
+seen first.
 
 **How much.** The stage runs between rounds while the work charged to it stays within
 ``share`` of the campaign's. Work is counted in steps, the transactions the target
@@ -51,12 +56,12 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from secant.engine.harvey.adaptive import AdaptiveSeeds, BranchSide, Closest
-from secant.types import TxSeq
+from secant.types import Tx, TxSeq
 
 if TYPE_CHECKING:
     from secant.symbolic.records import SymbolicRun
@@ -85,14 +90,22 @@ DEFAULT_MAX_TRIES = 3
 """Queries at most per branch side (each against a closer case than the last)."""
 
 PROVED = "proved unreachable on this path"
+"""What the frontier says of a side whose query was unsat on every input of the path."""
 
 STATE_VARIABLE = "s_"
 """The prefix of the symbolic variables of storage read before the case
 (``secant.symbolic``): a condition over these alone is the state's, no input's."""
-"""What the frontier says of a side whose query was unsat on every input of the path."""
 
 SymbolicTrace = Callable[[TxSeq], "SymbolicRun | None"]
 """Replays a case with the ``symbolic`` recording (None: nothing was recorded)."""
+
+Writers = Callable[[TxSeq, int, set[tuple[int, int]]], list[Tx]]
+"""Calls that write some of the storage slots ``(address, slot)`` which transaction
+``index`` of the case read before the case wrote them, aligned with that transaction (an
+empty list: none known, or no room for one more transaction)."""
+
+MAX_WRITERS = 2
+"""Writer-prefixed replays at most per attempt (each costs a symbolic replay)."""
 
 
 @dataclass
@@ -107,7 +120,10 @@ class ConcolicStats:
     not_symbolic: int = 0
     """The side's JUMPI did not depend on any input in the closest case's replay."""
     needs_state: int = 0
-    """The side's condition depended only on the state before the case."""
+    """The side's condition depended only on the state before the case, and no writer's
+    input reached it either."""
+    with_writer: int = 0
+    """Queries on a case with a writer put before the transaction that read the state."""
     success: int = 0
     """Solved cases that took the wanted side."""
     fail: int = 0
@@ -120,6 +136,7 @@ class ConcolicStats:
         return {"attempts": self.attempts, "sat": self.sat, "unsat": self.unsat,
                 "proved_infeasible": self.proved, "unknown": self.unknown,
                 "not_symbolic": self.not_symbolic, "needs_state": self.needs_state,
+                "with_writer": self.with_writer,
                 "success": self.success,
                 "fail": self.fail, "seconds": round(self.seconds, 3),
                 "charged_steps": self.charged}
@@ -133,13 +150,16 @@ class ConcolicStage:
                  rlimit: int = DEFAULT_RLIMIT,
                  max_tries: int = DEFAULT_MAX_TRIES, max_time_delta: int | None = None,
                  max_blocks_delta: int | None = None,
-                 worth: Callable[[BranchSide], bool] | None = None) -> None:
+                 worth: Callable[[BranchSide], bool] | None = None,
+                 writers: Writers | None = None) -> None:
         if not 0.0 <= share <= 1.0:
             raise ValueError(f"the symbolic share must be between 0 and 1, not {share}")
         self.trace = trace
         # Which sides are conditions of the source at all (not a compiler's dispatch check
         # or a constant condition); every side when the campaign cannot tell.
         self.worth = worth or (lambda side: True)
+        # Calls that store what a state-decided condition reads (the policy's data flow).
+        self.writers = writers
         self.senders = list(senders)
         self.share = share
         self.patience = patience
@@ -210,27 +230,35 @@ class ConcolicStage:
         self._solved = None
         started = time.perf_counter()
         answer = None
+        replayed = 0  # transactions replayed symbolically
         try:
             run = self.trace(case)
-            code_hash, pc, wanted = side
-            found = run.find(code_hash, pc, taken=not wanted) if run is not None else []
-            if run is None or not found:
+            replayed += len(case)
+            index = _flip_index(run, side)
+            if run is None or index is None:
                 stats.not_symbolic += 1
                 return None
             stats.attempts += 1
-            # The first time the case reached the JUMPI going the other way: the shortest
-            # path condition that leads there. An earlier JUMPI on the very same condition
-            # decided it already (solc's ``a && b && c`` tests a false ``a`` again at every
-            # conjunct's JUMPI): that one is flipped, or the path would forbid the flip.
-            index = found[0]
-            condition = run.branches[index].condition
-            index = next((j for j in range(index) if run.branches[j].condition.eq(condition)),
-                         index)
-            if all(name.startswith(STATE_VARIABLE) for name in run.branches[index].variables):
-                # Decided by the state before the case alone (a maze position read from
-                # storage): other inputs of this case cannot flip it, other sequences may.
-                stats.needs_state += 1
-                return None
+            record = run.branches[index]
+            if _state_only(record.variables):
+                # Decided by the state before the case alone: other inputs of this case
+                # cannot flip it; a writer of that state put before the reading
+                # transaction may.
+                found = None
+                for writer in self._writers(case, record.tx, record.variables):
+                    longer = case[:record.tx] + (writer,) + case[record.tx:]
+                    longer_run = self.trace(longer)
+                    replayed += len(longer)
+                    at = _flip_index(longer_run, side)
+                    if longer_run is not None and at is not None \
+                            and not _state_only(longer_run.branches[at].variables):
+                        found = longer, longer_run, at
+                        break
+                if found is None:
+                    stats.needs_state += 1
+                    return None
+                stats.with_writer += 1
+                case, run, index = found
             answer = flip_branch(case, run, index, senders=self.senders,
                                  timeout_ms=self.timeout_ms, rlimit=self.rlimit,
                                  max_time_delta=(DEFAULT_MAX_TIME_DELTA
@@ -242,7 +270,7 @@ class ConcolicStage:
         finally:
             stats.seconds += time.perf_counter() - started
             used = answer.resources if answer is not None else 0
-            stats.charged += REPLAY_STEPS * len(case) + used // RESOURCES_PER_STEP
+            stats.charged += REPLAY_STEPS * replayed + used // RESOURCES_PER_STEP
         if answer.status == "sat":
             stats.sat += 1
             self._solved = answer.case
@@ -255,6 +283,13 @@ class ConcolicStage:
         else:
             stats.unknown += 1
         return None
+
+    def _writers(self, case: TxSeq, index: int, variables: Collection[str]) -> list[Tx]:
+        """Writers of the slots ``variables`` name, for transaction ``index`` of ``case``."""
+        if self.writers is None:
+            return []
+        slots = {_state_slot(name) for name in variables}
+        return self.writers(case, index, slots)[:MAX_WRITERS]
 
     def observe(self, side: BranchSide, edges: set[tuple[bytes, int, bool]],
                 new_edges: int = 0) -> None:
@@ -277,3 +312,33 @@ class ConcolicStage:
                 # fails at the next conjunct of the ``&&``, which the mutations may have
                 # covered already (no new edges): the next query starts from it.
                 self._retry = (side, self._solved)
+
+
+def _flip_index(run: SymbolicRun | None, side: BranchSide) -> int | None:
+    """The record of ``run`` to flip for ``side`` (None: the run never went the other way).
+
+    The first time the case reached the JUMPI going the other way: the shortest path
+    condition that leads there. An earlier JUMPI on the very same condition decided it
+    already (solc's ``a && b && c`` tests a false ``a`` again at every conjunct's JUMPI):
+    that one is flipped, or the path would forbid the flip.
+    """
+    if run is None:
+        return None
+    code_hash, pc, wanted = side
+    found = run.find(code_hash, pc, taken=not wanted)
+    if not found:
+        return None
+    index = found[0]
+    condition = run.branches[index].condition
+    return next((j for j in range(index) if run.branches[j].condition.eq(condition)), index)
+
+
+def _state_only(variables: Collection[str]) -> bool:
+    """Whether a condition over ``variables`` depends on the state before the case alone."""
+    return all(name.startswith(STATE_VARIABLE) for name in variables)
+
+
+def _state_slot(name: str) -> tuple[int, int]:
+    """The ``(address, slot)`` a state variable ``s_<address>_<slot>`` (hex) shadows."""
+    address, slot = name[len(STATE_VARIABLE):].split("_")
+    return int(address, 16), int(slot, 16)

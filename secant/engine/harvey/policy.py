@@ -46,7 +46,7 @@ from secant.engine.mutators import FunctionSpec, Mutation, Mutator
 from secant.engine.policy import Novelty, Policy, Proposal
 from secant.engine.predict import PredictionStats
 from secant.engine.schedulers import PowerSchedule, make_schedule
-from secant.types import RunResult
+from secant.types import RunResult, Tx, TxSeq
 
 if TYPE_CHECKING:
     from secant.engine.fuzzer import Fuzzer
@@ -124,6 +124,8 @@ class HarveyPolicy(Policy):
                                    config.predict_iterations, self.rng,
                                    self.harvey.prediction)
         self.adaptive = AdaptiveSeeds() if config.adaptive else None
+        if self.concolic is not None and self.concolic.writers is None:
+            self.concolic.writers = self._state_writers
 
     # ------------------------------------------------------------------ the policy seam
     def propose(self) -> Proposal | None:
@@ -224,6 +226,14 @@ class HarveyPolicy(Policy):
                 continue
             _, novelty = yield Proposal(case, "symbolic")
             stage.observe(side, fuzzer.coverage.edges, novelty.new_edges)
+
+    def _state_writers(self, case: TxSeq, index: int, slots: set[tuple[int, int]]
+                       ) -> list[Tx]:
+        """For the concolic stage: calls that write ``slots``, read by ``case[index]``."""
+        if len(case) >= self.config.max_sequence_length:
+            return []
+        return self.sequences.sequence_mutator.writers_of({slot for _, slot in slots},
+                                                          case[index], self.rng)
 
     def _round(self) -> Rounds:
         """One round of Alg. 2 on a picked input."""

@@ -180,6 +180,21 @@ class SequenceMutator:
             writer = self.mutator.random_tx(spec, rng)
         return align(writer, self.writes[(to, signature)], wanted, before)
 
+    def writers_of(self, slots: set[int], reader: Tx, rng: random.Random) -> list[Tx]:
+        """A fresh call of each function known to write one of ``slots``, for ``reader``.
+
+        Each is aligned with ``reader`` (it writes the entry ``reader`` reads), in the
+        order the functions were learnt. Slots are matched by number, whichever
+        contract holds them, as everywhere in the data flow.
+        """
+        wanted = {self.names.name(slot, reader) for slot in slots}
+        found = []
+        for (to, signature), written in self.writes.items():
+            if links(written, wanted):
+                spec = self.mutator.spec(Tx(signature, (), 0, to=to))
+                found.append(align(self.mutator.random_tx(spec, rng), written, wanted, reader))
+        return found
+
     def fresh_tx(self, rng: random.Random) -> Tx:
         """A new call of a random function, or a pooled transaction."""
         pool = self.pools.transactions
