@@ -27,6 +27,8 @@ def test_fuzz_writes_summary_and_findings(tmp_path: Path) -> None:
         assert key in summary
     assert summary["execs"] == 500
     assert set(summary["prediction"]) >= {"attempts", "success", "fail"}
+    # The concolic stage is on by default, with a tenth of the work.
+    assert summary["symbolic"]["share"] == 0.1
     [finding] = summary["findings"]
     assert set(finding) == {"oracle", "kind", "swc", "contract", "function", "pc", "source",
                             "sequence", "execs_to_find", "time_to_find_s", "detail",
