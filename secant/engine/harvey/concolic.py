@@ -37,13 +37,14 @@ seen first.
 ``share`` of the campaign's. Work is counted in steps, the transactions the target
 actually ran (``FuzzStats.steps_run``: those a prefix cache restored cost nothing), because
 a step's time varies far less between contracts than an execution's: over seven contracts
-one step took 177 to 468 µs and one execution 370 to 10,300 µs (a maze case runs eight
-steps, Baz's one). Each attempt is charged :data:`REPLAY_STEPS` per transaction it
-replayed symbolically plus z3's resource count over :data:`RESOURCES_PER_STEP`, and each
-query is bounded by z3's resource limit (``rlimit``): all are counts, not seconds, so with
-the stage on a campaign is still a function of its seed and execution budget (the time
-limit per query is only a safety net). A query that runs out of resources is charged
-what it used, as honestly as a timed one, on any machine.
+one step took 121 to 628 µs and one execution 204 to 8,018 µs (``bench/steps.py``; a maze
+case runs seven to thirteen steps, Baz's one). Each attempt is charged
+:data:`REPLAY_STEPS` per transaction it replayed symbolically plus z3's resource count
+over :data:`RESOURCES_PER_STEP`, and each query is bounded by z3's resource limit
+(``rlimit``): all are counts, not seconds, so with the stage on a campaign is still a
+function of its seed and execution budget (the time limit per query is only a safety
+net). A query that runs out of resources is charged what it used, as honestly as a timed
+one, on any machine.
 
 **Answers.** ``sat``: the case runs; it is a success when it took the wanted side (as
 prediction's successes and failures are counted). ``unsat`` with ``proved``: no input
@@ -72,10 +73,11 @@ REPLAY_STEPS = 25
 
 RESOURCES_PER_STEP = 450
 """z3 resource units charged as one step: z3 counts 1.3 to 1.5 million units a second of
-one core on the maze benchmark's queries, and a campaign runs 2,100 to 5,600 steps a
-second (177 to 468 µs each, seven contracts), so a query is charged about the steps its
-time would have run (a 6-million-unit query that runs out: 13,000 steps, 4.6 s of maze
-moves, where it took 1.7 to 3.7 s)."""
+one core on the maze benchmark's queries, and a campaign runs 1,600 to 8,300 steps a
+second (121 to 628 µs each, seven contracts, ``bench/steps.py``), so a query is charged
+about the steps its time would have run (a 6-million-unit query that runs out: 13,000
+steps, 4.6 s of maze moves, where it took 1.7 to 3.7 s). At 0.1 on the maze benchmark the
+stage took 61 to 93 s of each ten minutes."""
 
 DEFAULT_RLIMIT = 6_000_000
 """z3's resource limit per query: about four seconds of one core."""
