@@ -413,12 +413,9 @@ class ExpertPolicy(Policy):
                     continue  # the state decides it; this transaction's inputs cannot
                 if not self.worth(side):
                     continue
-                # solc tests a false ``a`` of ``a && b`` again at each conjunct's JUMPI:
-                # the earliest record of the same condition is the one to flip, once per
-                # state (``a``'s, then ``b``'s once ``a`` holds).
-                first = next((j for j in range(index)
-                              if run.branches[j].tx == position
-                              and run.branches[j].condition.eq(record.condition)), index)
+                # The earliest record of the same condition in this transaction is the one
+                # to flip, once per state (``a``'s, then ``b``'s once ``a`` holds).
+                first = run.first_copy(index, same_tx=True)
                 flipped = run.branches[first]
                 attempt = (flipped.other_edge, flipped.condition.hash())
                 if attempt in tried:

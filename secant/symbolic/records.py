@@ -209,6 +209,19 @@ class SymbolicRun:
                 if record.pc == pc and record.code_hash == code_hash
                 and (taken is None or record.taken == taken)]
 
+    def first_copy(self, index: int, same_tx: bool = False) -> int:
+        """The earliest record before ``index`` with the very same condition, or ``index``.
+
+        solc tests a false ``a`` of ``a && b && c`` again at every conjunct's JUMPI: the
+        earliest copy decided the path, so it is the one to flip (flipping a later copy
+        is unsat). ``same_tx``: only copies in record ``index``'s transaction count.
+        """
+        record = self.branches[index]
+        branches = self.branches
+        return next((j for j in range(index)
+                     if (not same_tx or branches[j].tx == record.tx)
+                     and branches[j].condition.eq(record.condition)), index)
+
     def pins_before(self, seq: int) -> list[SymPin]:
         """The concretisations made before the record numbered ``seq``."""
         return [pin for pin in self.pins if pin.seq < seq]

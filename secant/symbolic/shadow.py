@@ -99,6 +99,7 @@ from secant.evm.opcodes import (
     TSTORE,
     stack_shape,
 )
+from secant.symbolic.names import state_variable
 from secant.symbolic.records import SymbolicRun, SymBranch, SymPin, SymTx
 from secant.symbolic.semantics import (
     BINARY,
@@ -571,7 +572,7 @@ class ShadowTracker:
             shadow[-1] = storage[key]
             return
         value = frame.state.storage_at(address, slot)
-        shadow[-1] = self.variable(f"s_{address:x}_{slot:x}", value)
+        shadow[-1] = self.variable(state_variable(address, slot), value)
 
     def _set(self, table: dict[Any, Any], key: Any, value: Any) -> None:
         self._journal.append((table, key, table.get(key, _ABSENT)))

@@ -39,6 +39,7 @@ import z3
 
 from secant.abi import function_selector
 from secant.symbolic.abi_words import FIXED_LAYOUT, WordSlot, apply_words, word_domain, word_slots
+from secant.symbolic.names import is_state_variable, state_slot
 from secant.symbolic.records import SymbolicRun, SymTx
 from secant.types import Tx, TxSeq
 
@@ -177,7 +178,7 @@ def _constrain(name: str, case: TxSeq, run: SymbolicRun, query: _Query,
     var = z3.BitVec(name, 256)
     bound = run.bindings.get(name, 0)
     keep = var == z3.BitVecVal(bound, 256)
-    if name.startswith("s_"):
+    if is_state_variable(name):
         if pin_storage:
             query.facts.append(keep)
             query.fixed.add(name)
@@ -390,9 +391,8 @@ def _case_from(case: TxSeq, run: SymbolicRun, assignment: Mapping[str, int],
     for name, value in assignment.items():
         if name not in free:
             continue
-        if name.startswith("s_"):
-            _, address, slot = name.split("_")
-            storage[(int(address, 16), int(slot, 16))] = value
+        if is_state_variable(name):
+            storage[state_slot(name)] = value
             continue
         match = _NAME.match(name)
         if match is None:

@@ -62,6 +62,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from secant.engine.harvey.adaptive import AdaptiveSeeds, BranchSide, Closest
+from secant.symbolic.names import is_state_variable, state_slot
 from secant.types import Tx, TxSeq
 
 if TYPE_CHECKING:
@@ -93,10 +94,6 @@ DEFAULT_MAX_TRIES = 3
 
 PROVED = "proved unreachable on this path"
 """What the frontier says of a side whose query was unsat on every input of the path."""
-
-STATE_VARIABLE = "s_"
-"""The prefix of the symbolic variables of storage read before the case
-(``secant.symbolic``): a condition over these alone is the state's, no input's."""
 
 SymbolicTrace = Callable[[TxSeq], "SymbolicRun | None"]
 """Replays a case with the ``symbolic`` recording (None: nothing was recorded)."""
@@ -290,7 +287,7 @@ class ConcolicStage:
         """Writers of the slots ``variables`` name, for transaction ``index`` of ``case``."""
         if self.writers is None:
             return []
-        slots = {_state_slot(name) for name in variables}
+        slots = {state_slot(name) for name in variables}
         return self.writers(case, index, slots)[:MAX_WRITERS]
 
     def observe(self, side: BranchSide, edges: set[tuple[bytes, int, bool]],
@@ -319,10 +316,9 @@ class ConcolicStage:
 def _flip_index(run: SymbolicRun | None, side: BranchSide) -> int | None:
     """The record of ``run`` to flip for ``side`` (None: the run never went the other way).
 
-    The first time the case reached the JUMPI going the other way: the shortest path
-    condition that leads there. An earlier JUMPI on the very same condition decided it
-    already (solc's ``a && b && c`` tests a false ``a`` again at every conjunct's JUMPI):
-    that one is flipped, or the path would forbid the flip.
+    The first time the case reached the JUMPI going the other way (the shortest path
+    condition that leads there), or the earlier copy of its condition that decided it
+    (``SymbolicRun.first_copy``).
     """
     if run is None:
         return None
@@ -330,17 +326,9 @@ def _flip_index(run: SymbolicRun | None, side: BranchSide) -> int | None:
     found = run.find(code_hash, pc, taken=not wanted)
     if not found:
         return None
-    index = found[0]
-    condition = run.branches[index].condition
-    return next((j for j in range(index) if run.branches[j].condition.eq(condition)), index)
+    return run.first_copy(found[0])
 
 
 def _state_only(variables: Collection[str]) -> bool:
     """Whether a condition over ``variables`` depends on the state before the case alone."""
-    return all(name.startswith(STATE_VARIABLE) for name in variables)
-
-
-def _state_slot(name: str) -> tuple[int, int]:
-    """The ``(address, slot)`` a state variable ``s_<address>_<slot>`` (hex) shadows."""
-    address, slot = name[len(STATE_VARIABLE):].split("_")
-    return int(address, 16), int(slot, 16)
+    return all(map(is_state_variable, variables))
