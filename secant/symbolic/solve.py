@@ -40,6 +40,7 @@ import z3
 from secant.abi import function_selector
 from secant.symbolic.abi_words import FIXED_LAYOUT, WordSlot, apply_words, word_domain, word_slots
 from secant.symbolic.names import is_state_variable, state_slot
+from secant.symbolic.narrow import narrowed
 from secant.symbolic.records import SymbolicRun, SymTx
 from secant.types import Tx, TxSeq
 
@@ -252,18 +253,19 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
     facts = _substituted(query.facts + [goal], constants)
     pins = _substituted(query.pins, constants, keep_true=True)
     for width in NARROW_WIDTHS if narrow_share > 0 else ():
-        # First with small integer arguments: bit-blasted multiplications and divisions
-        # of 256-bit words are slow, of 32- or 64-bit ones fast, and small solutions are
-        # common (a remainder by a constant with a bound above 2**32 takes z3 0.1 s over
-        # 64 bits and 2.7 s over 256). Any model of a narrowed query is one of the full
-        # query.
+        # First with small integer arguments and the arithmetic at the widths they need,
+        # under no-overflow guards (secant.symbolic.narrow): bit-blasted multiplications
+        # and divisions of 256-bit words are slow, of 32- or 64-bit ones fast, and small
+        # solutions are common (a remainder by a constant with a bound above 2**32 takes
+        # z3 0.1 s over 64 bits and 2.7 s over 256). Any model of a narrowed query is one
+        # of the full query.
         wide = {name: signed for name, (signed, bits) in query.narrow.items() if bits > width}
         if not wide:
             continue
-        substitution, widen = _narrowing(wide, width)
+        narrowing = narrowed(facts, pins, variables=wide, width=width, exact=False)
+        widen = narrowing.variables
         answer, solver, spent = _check(
-            [z3.substitute(c, *substitution) for c in facts],
-            [z3.substitute(c, *substitution) for c in pins],
+            narrowing.constraints, narrowing.guarded,
             max(1, int(budget * narrow_share)),
             None if resources is None else max(1, int(resources * narrow_share)))
         seconds += spent
@@ -280,7 +282,10 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
         budget = max(1, budget - int(spent * 1000))
         if resources is not None:
             resources = max(1, resources - spent_resources)
-    answer, solver, spent = _check(facts, pins, budget, resources)
+    # The full query, its arithmetic at the widths its values need (exact: an unsat answer
+    # is still a proof).
+    whole = narrowed(facts, pins)
+    answer, solver, spent = _check(whole.constraints, whole.guarded, budget, resources)
     seconds += spent
     spent_resources = _spent_resources(solver)
     used += spent_resources
@@ -302,8 +307,8 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
                 resources = max(1, resources - spent_resources)
             fixed = [(z3.BitVec(name, 256), z3.BitVecVal(value, 256))
                      for name, value in sorted(query.constants.items()) if name in query.fixed]
-            again, solver, spent = _check(_substituted(query.facts + [goal], fixed), [],
-                                          budget, resources)
+            free = narrowed(_substituted(query.facts + [goal], fixed))
+            again, solver, spent = _check(free.constraints, [], budget, resources)
             seconds += spent
             used += _spent_resources(solver)
             proved = again == z3.unsat
@@ -355,20 +360,6 @@ def _spent_resources(solver: Any) -> int:
     statistics = solver.statistics()
     return int(statistics.get_key_value("rlimit count")) if "rlimit count" in statistics.keys() \
         else 0
-
-
-def _narrowing(narrow: Mapping[str, bool], width: int = NARROW_BITS
-               ) -> tuple[list[tuple[Any, Any]], dict[str, tuple[str, bool]]]:
-    """Each variable as the extension of a ``width``-bit one (sign-extended if signed)."""
-    substitution: list[tuple[Any, Any]] = []
-    widen: dict[str, tuple[str, bool]] = {}
-    for name, signed in sorted(narrow.items()):
-        small = f"{name}__narrow"
-        var = z3.BitVec(small, width)
-        extend = z3.SignExt if signed else z3.ZeroExt
-        substitution.append((z3.BitVec(name, 256), extend(256 - width, var)))
-        widen[name] = (small, signed)
-    return substitution, widen
 
 
 def _assignment(model: Any) -> dict[str, int]:

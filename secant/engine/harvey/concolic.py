@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from secant.engine.harvey.adaptive import AdaptiveSeeds, BranchSide, Closest
-from secant.symbolic.names import is_state_variable, state_slot
+from secant.symbolic.names import input_transaction, is_state_variable, state_slot
 from secant.types import Tx, TxSeq
 
 if TYPE_CHECKING:
@@ -259,6 +259,7 @@ class ConcolicStage:
                 stats.with_writer += 1
                 case, run, index = found
             answer = flip_branch(case, run, index, senders=self.senders,
+                                 vary=_varied(run, index),
                                  timeout_ms=self.timeout_ms, rlimit=self.rlimit,
                                  max_time_delta=(DEFAULT_MAX_TIME_DELTA
                                                  if self.max_time_delta is None
@@ -311,6 +312,24 @@ class ConcolicStage:
                 # fails at the next conjunct of the ``&&``, which the mutations may have
                 # covered already (no new edges): the next query starts from it.
                 self._retry = (side, self._solved)
+
+
+def _varied(run: SymbolicRun, index: int) -> set[int]:
+    """The transactions whose inputs the query for branch record ``index`` may change.
+
+    The one that reached the branch and those whose inputs its condition reads (through
+    storage, or a writer put before it); the others keep theirs. Freed, an earlier
+    transaction's whole path joins the query, the revert of an overflow check that a
+    narrow try cannot satisfy among it, and nothing it could change reaches the condition.
+    (An ``unsat`` answer is then asked again with every input free, for the proof.)
+    """
+    record = run.branches[index]
+    varied = {record.tx}
+    for name in record.variables:
+        tx = input_transaction(name)
+        if tx is not None:
+            varied.add(tx)
+    return varied
 
 
 def _flip_index(run: SymbolicRun | None, side: BranchSide) -> int | None:
