@@ -41,11 +41,11 @@ from secant.abi import function_selector
 from secant.symbolic.abi_words import FIXED_LAYOUT, WordSlot, apply_words, word_domain, word_slots
 from secant.symbolic.names import is_state_variable, state_slot
 from secant.symbolic.narrow import narrowed
-from secant.symbolic.records import SymbolicRun, SymTx
+from secant.symbolic.records import SymbolicRun, SymTx, variables
 from secant.types import Tx, TxSeq
 
 __all__ = ["DEFAULT_MAX_BLOCKS_DELTA", "DEFAULT_MAX_TIME_DELTA", "DEFAULT_NARROW_SHARE",
-           "DEFAULT_TIMEOUT_MS", "NARROW_BITS", "NARROW_WIDTHS", "FlipResult", "flip_branch"]
+           "DEFAULT_TIMEOUT_MS", "NARROW_BITS", "NARROW_TRIES", "FlipResult", "flip_branch"]
 
 DEFAULT_TIMEOUT_MS = 2000
 """A query's time limit when none is given."""
@@ -59,8 +59,9 @@ DEFAULT_MAX_BLOCKS_DELTA = 10_000_000
 NARROW_BITS = 32
 """The width of integer arguments in a query's first, narrowed try."""
 
-NARROW_WIDTHS = (NARROW_BITS, 64)
-"""The widths of the narrowed tries, in order, before the full query."""
+NARROW_TRIES = ((64, True), (NARROW_BITS, False), (64, False))
+"""The narrowed tries, in order, before the full query: the width of the integer
+arguments, and whether only the inputs the flipped condition reads are free."""
 
 DEFAULT_NARROW_SHARE = 0.4
 """The share of a query's (remaining) time and resources each narrowed try may use. A
@@ -134,8 +135,10 @@ def flip_branch(case: TxSeq, run: SymbolicRun, index: int, *, senders: Sequence[
 
     ``case`` is the test case ``run`` recorded; ``senders`` the addresses a transaction may
     come from; ``vary`` the indices of the transactions whose inputs may change (default:
-    all). ``narrow_share`` of the time goes to a first try with the integer arguments
-    limited to ``NARROW_BITS`` bits (0: none). ``rlimit``, when given, bounds the query by
+    all). Each narrowed try (``NARROW_TRIES``: the integer arguments limited to 64 or 32
+    bits, the arithmetic at the widths it needs, ``secant.symbolic.narrow``) may use
+    ``narrow_share`` of what is left of the time and resources (0: none), before the
+    full query. ``rlimit``, when given, bounds the query by
     z3's resource count instead of only by time: the answer then no longer depends on the
     machine's speed (``timeout_ms`` stays a safety net). See the module docstring for the
     constraints and :class:`FlipResult` for the answer.
@@ -252,17 +255,33 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
                  for name, value in sorted(query.constants.items())]
     facts = _substituted(query.facts + [goal], constants)
     pins = _substituted(query.pins, constants, keep_true=True)
-    for width in NARROW_WIDTHS if narrow_share > 0 else ():
+    goal_inputs = variables(goal)
+    for width, goal_only in NARROW_TRIES if narrow_share > 0 else ():
         # First with small integer arguments and the arithmetic at the widths they need,
         # under no-overflow guards (secant.symbolic.narrow): bit-blasted multiplications
         # and divisions of 256-bit words are slow, of 32- or 64-bit ones fast, and small
         # solutions are common (a remainder by a constant with a bound above 2**32 takes
         # z3 0.1 s over 64 bits and 2.7 s over 256). Any model of a narrowed query is one
         # of the full query.
-        wide = {name: signed for name, (signed, bits) in query.narrow.items() if bits > width}
-        if not wide:
+        tried_facts, tried_pins, free = facts, pins, set(query.free)
+        if goal_only:
+            # The inputs the flipped condition does not read keep their values: the path
+            # conditions over them alone drop out (an earlier branch that needed a 256-bit
+            # argument would otherwise defeat every narrowed try).
+            others = sorted(name for name in query.free if name not in goal_inputs)
+            if not others:
+                continue
+            kept = [(z3.BitVec(name, 256), z3.BitVecVal(run.bindings.get(name, 0), 256))
+                    for name in others]
+            tried_facts = _substituted(facts, kept)
+            tried_pins = _substituted(pins, kept, keep_true=True)
+            free = query.free - set(others)
+        wide = {name: signed for name, (signed, bits) in query.narrow.items()
+                if bits > width and name in free}
+        if not wide and not goal_only:
             continue
-        narrowing = narrowed(facts, pins, variables=wide, width=width, exact=False)
+        narrowing = narrowed(tried_facts, tried_pins, variables=wide, width=width,
+                             exact=False)
         widen = narrowing.variables
         answer, solver, spent = _check(
             narrowing.constraints, narrowing.guarded,
@@ -307,8 +326,8 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
                 resources = max(1, resources - spent_resources)
             fixed = [(z3.BitVec(name, 256), z3.BitVecVal(value, 256))
                      for name, value in sorted(query.constants.items()) if name in query.fixed]
-            free = narrowed(_substituted(query.facts + [goal], fixed))
-            again, solver, spent = _check(free.constraints, [], budget, resources)
+            unkept = narrowed(_substituted(query.facts + [goal], fixed))
+            again, solver, spent = _check(unkept.constraints, [], budget, resources)
             seconds += spent
             used += _spent_resources(solver)
             proved = again == z3.unsat

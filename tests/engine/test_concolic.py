@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from secant.engine.harvey.adaptive import AdaptiveSeeds, Closest
-from secant.engine.harvey.concolic import REPLAY_STEPS, ConcolicStage
+from secant.engine.harvey.concolic import MAX_PROGRESS, REPLAY_STEPS, ConcolicStage
 from secant.types import Tx, TxSeq
 
 CODE = b"\x01" * 32
@@ -108,3 +108,31 @@ def test_a_solved_case_that_went_further_is_the_next_base_for_its_side() -> None
     concolic._solved = case(6)
     concolic.observe(A, set(), new_edges=0)
     assert concolic.choose(adaptive, 150) is None
+
+
+def test_a_query_whose_case_went_the_way_it_flipped_does_not_count_against_max_tries(
+        ) -> None:
+    concolic = stage(max_tries=1)
+    adaptive = seeds(A)
+    concolic.choose(adaptive, 0)
+    flipped = (CODE, 7, True)  # the conjunct the query flipped, before A's JUMPI
+    for step in range(MAX_PROGRESS):
+        concolic.solve(A, case(10 + step))
+        concolic._solved, concolic._flipped = case(11 + step), flipped  # a sat answer
+        concolic.observe(A, set(), run_edges={flipped})  # passed it, failed the next one
+        assert concolic.tries[A] == 0 and concolic.progress[A] == step + 1
+        assert concolic.choose(adaptive, 150) == (A, Closest(0, case(11 + step), 150))
+    concolic.solve(A, case(99))
+    concolic._solved, concolic._flipped = case(100), flipped
+    concolic.observe(A, set(), run_edges={flipped})  # progress again, but the most it gets
+    assert concolic.tries[A] == 1 and concolic.choose(adaptive, 150) is None
+
+
+def test_a_query_whose_case_did_not_go_the_way_it_flipped_counts() -> None:
+    concolic = stage(max_tries=1)
+    adaptive = seeds(A)
+    concolic.choose(adaptive, 0)
+    concolic.solve(A, case(0))
+    concolic._solved, concolic._flipped = case(1), (CODE, 7, True)
+    concolic.observe(A, set(), run_edges={(CODE, 7, False)})
+    assert concolic.tries[A] == 1 and concolic.choose(adaptive, 150) is None

@@ -42,9 +42,9 @@ def campaign(contract: str, share: float, execs: int, seed: int = 0,
 @pytest.mark.parametrize("contract", ["Factors", "Tied", "StoredProduct", "SignedWindow",
                                       "WrapsExact", "PackedFactors"])
 def test_the_stage_finds_what_the_same_campaign_misses_without_it(contract: str) -> None:
-    without = campaign(contract, 0.0, 6000)
+    without = campaign(contract, 0.0, 8000)
     assert not without.findings
-    found = campaign(contract, 0.1, 6000)
+    found = campaign(contract, 0.1, 8000)
     assert [f.oracle for f in found.findings.values()] == ["assertion"]
     policy = found.fuzzer.policy
     assert isinstance(policy, HarveyPolicy) and policy.concolic is not None

@@ -300,7 +300,9 @@ def test_a_candidate_is_proposed_once_from_a_state_even_if_its_gain_never_shows(
                                                     records.append))
     steps = [(record.state, record.choice.tx) for record in records
              if isinstance(record, DatasetStep)]
-    assert len(steps) == done.fuzzer.stats.execs == 40
+    # Each execution is one step, none repeated: the expert runs out of candidates (or
+    # of the budget) instead of proposing the phantom's side again and again.
+    assert len(steps) == done.fuzzer.stats.execs >= 20
     assert len(set(steps)) == len(steps)
 
 

@@ -10,28 +10,29 @@ the branch on that run's path condition and asks z3 for inputs (``flip_branch``)
 answer is run as the next proposal, origin ``symbolic``.
 
 **When a side is tried.** A side becomes eligible once it has stayed just-missed for
-``patience`` executions since it was first seen: the cheap mechanisms get the first go, and
-prediction, which needs only a few runs of the closest case's round, solves a linear
+``patience`` executions since it was first seen: the cheap mechanisms get the first go,
+and prediction, which needs only a few runs of the closest case's round, solves a linear
 condition well within that. Sides first seen right after a solved case took its side are
 eligible at once, and so are those after a solved case that covered new edges without
 taking its side: they are the next conditions on the path the solver opened (the next
 conjunct of an ``&&``), which the cheap mechanisms had no more chance at than the last.
-Any solved case that did not take its side is the next base for that side, tried at
-once, new edges or not: it got further along that side's path than the closest case
-(past the condition that was flipped, to the next conjunct, which mutation may have
-covered already), and sFuzz's distance, measured at the first copy of an ``&&``'s
-condition, may still prefer the closest case. A side is solved against a given closest
-case once (solving the same path again gives the same answer); it is tried again only
-when a closer case replaces it or a solved case got further, at most ``max_tries`` times
-in all. A side whose condition depends only on the state before the
+Any solved case that did not take its side is the next base for that side, tried at once,
+new edges or not: it got further along that side's path than the closest case (past the
+condition that was flipped, to the next conjunct, which mutation may have covered
+already), and sFuzz's distance, measured at the first copy of an ``&&``'s condition, may
+still prefer the closest case. A side is solved against a given closest case once (solving
+the same path again gives the same answer); it is tried again only when a closer case
+replaces it or a solved case got further, at most ``max_tries`` times in all, not counting
+the queries whose case went the way they flipped (a chain of conjuncts takes a query each;
+up to ``MAX_PROGRESS`` such). A side whose condition depends only on the state before the
 case (a maze's position read from storage, a value another function stored) cannot be
 flipped by that case's inputs; for it the stage asks the policy for calls of the functions
 known to write those slots (the sequences' data flow, ``writers``), puts one right before
-the transaction that read them, replays that longer case and solves for the writer's inputs
-too (``stash(v)`` before a move that tests ``memo % 1000 == 803``). When no writer's input
-reaches the condition either (a position moved by constants), the side is left to the
-sequence fuzzer. Among eligible sides the stage takes the one tried least, then the one
-seen first.
+the transaction that read them, replays that longer case and solves for the writer's
+inputs too (``stash(v)`` before a move that tests ``memo % 1000 == 803``). When no
+writer's input reaches the condition either (a position moved by constants), the side is
+left to the sequence fuzzer. Among eligible sides the stage takes the one tried least,
+then the one seen first.
 
 **How much.** The stage runs between rounds while the work charged to it stays within
 ``share`` of the campaign's. Work is counted in steps, the transactions the target
@@ -90,7 +91,13 @@ DEFAULT_TIMEOUT_MS = 60_000
 """z3's time limit per query: a safety net behind the resource limit."""
 
 DEFAULT_MAX_TRIES = 3
-"""Queries at most per branch side (each against a closer case than the last)."""
+"""Queries at most per branch side (each against a closer case than the last) that made no
+progress: a query whose solved case passed the condition it flipped, to fail at the next
+conjunct of an ``&&``, does not count (up to :data:`MAX_PROGRESS` of them)."""
+
+MAX_PROGRESS = 8
+"""Queries per side that do not count against ``max_tries`` because their case got further
+(a maze cell's nest of conditions has at most five)."""
 
 PROVED = "proved unreachable on this path"
 """What the frontier says of a side whose query was unsat on every input of the path."""
@@ -170,10 +177,12 @@ class ConcolicStage:
         self.stats = ConcolicStats()
         self.first_seen: dict[BranchSide, int] = {}
         self.tries: Counter[BranchSide] = Counter()
+        self.progress: Counter[BranchSide] = Counter()  # queries that got further
         self.solved_against: dict[BranchSide, TxSeq] = {}
         self.infeasible: dict[BranchSide, str] = {}
         self._follow = False  # a solved case took its side since the last choice
         self._solved: TxSeq | None = None  # the last case a query gave
+        self._flipped: tuple[bytes, int, bool] | None = None  # the edge it aimed at
         self._retry: tuple[BranchSide, TxSeq] | None = None
 
     def due(self, steps: int) -> bool:
@@ -274,6 +283,7 @@ class ConcolicStage:
         if answer.status == "sat":
             stats.sat += 1
             self._solved = answer.case
+            self._flipped = run.branches[index].other_edge
             return answer.case
         if answer.status == "unsat":
             stats.unsat += 1
@@ -292,13 +302,18 @@ class ConcolicStage:
         return self.writers(case, index, slots)[:MAX_WRITERS]
 
     def observe(self, side: BranchSide, edges: set[tuple[bytes, int, bool]],
-                new_edges: int = 0) -> None:
+                new_edges: int = 0, run_edges: Collection[tuple[bytes, int, bool]] = ()
+                ) -> None:
         """After a solved case ran: a success when the campaign now covers ``side``.
 
-        A case that did not take ``side`` (the flipped copy of an ``&&``'s first condition
-        leads to the next conjunct, which failed) is the base of the side's next query,
-        tried at once; when it covered new edges, it opened a path: the sides it brought
-        are followed at once too, as after a success.
+        ``edges`` is the campaign's coverage, ``run_edges`` the solved case's own. A case
+        that did not take ``side`` (the flipped copy of an ``&&``'s first condition leads
+        to the next conjunct, which failed) is the base of the side's next query, tried at
+        once; when it covered new edges, it opened a path: the sides it brought are
+        followed at once too, as after a success. When it did go the way the query flipped,
+        it made progress along the side's path: that query does not count against
+        ``max_tries`` (up to :data:`MAX_PROGRESS` such queries), so a chain of conjuncts,
+        each needing a query of its own, is followed to its end.
         """
         if side in edges:
             self.stats.success += 1
@@ -312,6 +327,9 @@ class ConcolicStage:
                 # fails at the next conjunct of the ``&&``, which the mutations may have
                 # covered already (no new edges): the next query starts from it.
                 self._retry = (side, self._solved)
+                if self._flipped in run_edges and self.progress[side] < MAX_PROGRESS:
+                    self.progress[side] += 1
+                    self.tries[side] -= 1
 
 
 def _varied(run: SymbolicRun, index: int) -> set[int]:

@@ -224,8 +224,8 @@ class HarveyPolicy(Policy):
             case = stage.solve(side, closest.case)
             if case is None:
                 continue
-            _, novelty = yield Proposal(case, "symbolic")
-            stage.observe(side, fuzzer.coverage.edges, novelty.new_edges)
+            result, novelty = yield Proposal(case, "symbolic")
+            stage.observe(side, fuzzer.coverage.edges, novelty.new_edges, result.edges)
 
     def _state_writers(self, case: TxSeq, index: int, slots: set[tuple[int, int]]
                        ) -> list[Tx]:
