@@ -78,9 +78,10 @@ Block = tuple[bytes, int]
 
 DEFAULT_RLIMIT = 5_000_000
 """z3's resource limit per query: about three seconds of one core here (z3 counts about
-1.5 million units a second), deterministic. Its 32-bit try gets two million of them
-(``secant.symbolic.solve.DEFAULT_NARROW_SHARE``), enough for the products of a maze's
-cells behind solc's overflow checks."""
+1.5 million units a second), deterministic. Each narrowed try gets 40 % of what is left
+(``secant.symbolic.solve.DEFAULT_NARROW_SHARE``); a maze cell's product behind solc's
+overflow check, solved at its constant's width (``secant.symbolic.narrow``), takes a
+small part of that."""
 
 DEFAULT_TIMEOUT_MS = 30_000
 """The time limit per query, a safety net behind the resource limit."""

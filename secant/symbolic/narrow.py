@@ -126,14 +126,18 @@ class Narrowing:
 
 def narrowed(constraints: Sequence[Any], guarded: Sequence[Any] = (), *,
              variables: Mapping[str, bool] | None = None, width: int = 256,
-             exact: bool = True) -> Narrowing:
+             exact: bool = True, factor_bits: int | None = None) -> Narrowing:
     """``constraints`` and ``guarded`` rewritten at narrow widths (module docstring).
 
     ``variables`` maps the 256-bit variables to narrow to ``width`` bits to whether they are
     signed; ``exact`` chooses the mode. With no variables and ``exact`` the rewritten
-    constraints are equivalent to the given ones.
+    constraints are equivalent to the given ones. ``factor_bits`` (guarded mode only)
+    admits a product equal to a constant only with a factor of at most that many bits: a
+    SAT solver finds such a factorisation of a 63- or 74-bit constant within a second,
+    where it may find none at all of the constant's width (most numbers have a small
+    divisor; a product of two large primes is left to the tries without it).
     """
-    rewriter = _Rewriter(dict(variables or {}), width, exact)
+    rewriter = _Rewriter(dict(variables or {}), width, exact, factor_bits)
     rewritten = []
     for constraint in constraints:
         rewritten.append(rewriter.truth(constraint).constraint())
@@ -185,15 +189,19 @@ _NO_OVERFLOW = frozenset({z3.Z3_OP_BUMUL_NO_OVFL, z3.Z3_OP_BSMUL_NO_OVFL,
 class _Rewriter:
     """One query's rewrite (memoised on z3's term ids: a query is a DAG)."""
 
-    def __init__(self, variables: dict[str, bool], width: int, exact: bool) -> None:
+    def __init__(self, variables: dict[str, bool], width: int, exact: bool,
+                 factor_bits: int | None = None) -> None:
         self.variables = variables
         self.width = width
         self.exact = exact
+        self.factor_bits = factor_bits
         self.forms: dict[int, _Form] = {}
         self.truths: dict[int, _Truth] = {}
         # Equalities found to be the overflow check of a narrow product: its extension,
         # the product and the factors of the wide one (see learn).
         self.truncations: dict[int, tuple[Any, Any, tuple[_Form, _Form]]] = {}
+        # Products a top-level fact says do not wrap (solc's check of a uint256 product).
+        self.no_wrap: set[int] = set()
 
     @staticmethod
     def narrow_name(name: str) -> str:
@@ -268,6 +276,9 @@ class _Rewriter:
         result: _Form | None = None
         if kind in _ARITHMETIC:
             result = self._fold(children, full, lambda a, b: self._arithmetic(kind, a, b, full))
+            if result is not None and result.factors is None \
+                    and term.get_id() in self.no_wrap:
+                result = self._unwrapped(term, result)
         elif kind in _BITWISE:
             result = self._fold(children, full, lambda a, b: self._bitwise(kind, a, b, full))
         elif kind == z3.Z3_OP_BNEG:
@@ -501,6 +512,12 @@ class _Rewriter:
             for form, other in ((a, children[1]), (b, children[0])):
                 if form.factors is not None and z3.is_bv_value(other):
                     equal = _product_equal(form.factors, other.as_long(), form.full)
+                    if equal is not None and self.factor_bits is not None and not self.exact:
+                        # Only where the product does equal the constant: its models
+                        # elsewhere (a path's "x * y != c") stay all there.
+                        small = z3.Or(*[_fits(f, self.factor_bits) for f in form.factors])
+                        equal = _Truth(equal.formula,
+                                       _and(equal.guard, z3.Implies(equal.formula, small)))
                 elif form.factors is not None:
                     equal = self._fits_truncated(form.factors, other, term)
                 if equal is not None:
@@ -558,6 +575,13 @@ class _Rewriter:
         return _Truth(z3.Or(x.term == 0, y.term == 0, z3.And(*fits)),
                       _and(x.guard, y.guard, self._child_form(product).guard))
 
+    def _unwrapped(self, product: Any, form: _Form) -> _Form:
+        """``form`` of ``product``, which a fact says does not wrap, with its factors."""
+        a, b = (self._child_form(child) for child in product.children())
+        if a.signed or b.signed:
+            return form  # (the facts recognised are of unsigned products)
+        return replace(form, factors=(a, b))
+
     def learn(self, constraint: Any) -> None:
         """Give the products ``constraint`` proves not to wrap their factors.
 
@@ -571,6 +595,18 @@ class _Rewriter:
             term = todo.pop()
             if z3.is_and(term):
                 todo.extend(term.children())
+                continue
+            checked = _checked_operands(term)
+            if checked is not None:
+                # solc's check of a 256-bit product (the semantics' no-overflow form):
+                # the product of those operands, in either order, does not wrap.
+                x, y = checked
+                for product in (x * y, y * x):
+                    key = product.get_id()
+                    self.no_wrap.add(key)
+                    known = self.forms.get(key)
+                    if known is not None and known.factors is None:
+                        self.forms[key] = self._unwrapped(product, known)
                 continue
             found = self.truncations.get(term.get_id())
             if found is not None:
@@ -629,6 +665,54 @@ def _fits(form: _Form, width: int) -> Any:
         return high == 0
     sign = z3.Extract(width - 1, width - 1, form.term)
     return high == z3.SignExt(form.width - width - 1, sign)
+
+
+def _checked_operands(term: Any) -> tuple[Any, Any] | None:
+    """The operands ``(x, y)`` when ``term`` says their unsigned product does not wrap.
+
+    That is ``bvumul_noovfl(x, y)``, or an ``Or``/``If`` of it with ``x == 0`` and
+    ``y == 0`` (the semantics' form of solc's ``x == 0 || (x * y) / x == y``; a 64-bit
+    argument's test may read ``low == 0`` for ``x = Concat(0, low)``). None otherwise.
+    """
+    atoms: list[Any] = []
+    todo = [term]
+    while todo:
+        part = todo.pop()
+        if z3.is_app_of(part, z3.Z3_OP_BUMUL_NO_OVFL):
+            atoms.append(part)
+        elif z3.is_or(part):
+            todo.extend(part.children())
+        elif z3.is_app_of(part, z3.Z3_OP_ITE):
+            todo.extend(part.children()[1:])
+    if len(atoms) != 1:
+        return None
+    x, y = atoms[0].children()
+    zeros = [x, y] + [v.arg(v.num_args() - 1) for v in (x, y) if _zero_extension(v)]
+
+    def allowed(part: Any) -> bool:
+        if part.eq(atoms[0]):
+            return True
+        if z3.is_or(part):
+            return all(allowed(child) for child in part.children())
+        if z3.is_app_of(part, z3.Z3_OP_ITE):
+            return all(allowed(child) for child in part.children()[1:])
+        if z3.is_eq(part):
+            left, right = part.children()
+            for side, other in ((left, right), (right, left)):
+                if z3.is_bv_value(other) and other.as_long() == 0 \
+                        and any(side.eq(zero) for zero in zeros):
+                    return True
+        return False
+
+    return (x, y) if allowed(term) else None
+
+
+def _zero_extension(term: Any) -> bool:
+    """Whether ``term`` is ``ZeroExt(k, v)`` or ``Concat(0, v)``."""
+    if z3.is_app_of(term, z3.Z3_OP_ZERO_EXT):
+        return True
+    return bool(z3.is_app_of(term, z3.Z3_OP_CONCAT) and term.num_args() == 2
+                and z3.is_bv_value(term.arg(0)) and term.arg(0).as_long() == 0)
 
 
 def _truncated_product(term: Any) -> tuple[Any, bool] | None:

@@ -59,9 +59,12 @@ DEFAULT_MAX_BLOCKS_DELTA = 10_000_000
 NARROW_BITS = 32
 """The width of integer arguments in a query's first, narrowed try."""
 
-NARROW_TRIES = ((64, True), (NARROW_BITS, False), (64, False))
+NARROW_TRIES = ((64, True, 8), (256, True, 8), (NARROW_BITS, False, None),
+                (64, False, None))
 """The narrowed tries, in order, before the full query: the width of the integer
-arguments, and whether only the inputs the flipped condition reads are free."""
+arguments (256: none narrowed), whether only the inputs the flipped condition reads are
+free, and the bits of the smaller factor of a product equal to a constant (None: any;
+``narrowed``'s ``factor_bits``)."""
 
 DEFAULT_NARROW_SHARE = 0.4
 """The share of a query's (remaining) time and resources each narrowed try may use. A
@@ -256,7 +259,7 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
     facts = _substituted(query.facts + [goal], constants)
     pins = _substituted(query.pins, constants, keep_true=True)
     goal_inputs = variables(goal)
-    for width, goal_only in NARROW_TRIES if narrow_share > 0 else ():
+    for width, goal_only, factor_bits in NARROW_TRIES if narrow_share > 0 else ():
         # First with small integer arguments and the arithmetic at the widths they need,
         # under no-overflow guards (secant.symbolic.narrow): bit-blasted multiplications
         # and divisions of 256-bit words are slow, of 32- or 64-bit ones fast, and small
@@ -281,7 +284,7 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
         if not wide and not goal_only:
             continue
         narrowing = narrowed(tried_facts, tried_pins, variables=wide, width=width,
-                             exact=False)
+                             exact=False, factor_bits=factor_bits)
         widen = narrowing.variables
         answer, solver, spent = _check(
             narrowing.constraints, narrowing.guarded,

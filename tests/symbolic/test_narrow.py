@@ -227,12 +227,14 @@ def test_exact_rewrite_of_narrowed_inputs_is_equivalent(width: int) -> None:
                 constraints
 
 
-@pytest.mark.parametrize("width", [8, 32])
-def test_guarded_rewrite_only_admits_models_of_the_query(width: int) -> None:
-    rng, cases = generated(3 + width)
+@pytest.mark.parametrize(("width", "factor_bits"), [(8, None), (32, None), (32, 3)])
+def test_guarded_rewrite_only_admits_models_of_the_query(width: int,
+                                                         factor_bits: int | None) -> None:
+    rng, cases = generated(3 + width + (factor_bits or 0))
     admitted = agreed = 0
     for constraints, signs in cases:
-        narrowing = narrowed(constraints, variables=signs, width=width, exact=False)
+        narrowing = narrowed(constraints, variables=signs, width=width, exact=False,
+                             factor_bits=factor_bits)
         for wide, narrow in narrow_samples(rng, signs, narrowing, width):
             original = holds(constraints, wide)
             if holds(narrowing.constraints, narrow):
@@ -298,3 +300,37 @@ def test_a_narrow_types_overflow_check_lets_its_product_be_solved_at_the_constan
     value = model.eval(z3.BitVec("w", 256, model.ctx), model_completion=True).as_long()
     factors = value & ((1 << 64) - 1), (value >> 64) & ((1 << 64) - 1)
     assert factors[0] * factors[1] == 10403 and min(factors) > 1
+
+
+def test_a_small_factor_is_asked_for_only_where_the_product_equals_the_constant() -> None:
+    x, y = z3.BitVec("x", 256), z3.BitVec("y", 256)
+    product, fits = checked_product(x, y)
+    equal = semantics.truth(semantics.binary(EQ, product, 8302879164380133692))
+    narrowing = narrowed([fits, equal], variables={"x": False, "y": False}, width=64,
+                         exact=False, factor_bits=8)
+    model = solved(narrowing.constraints)
+    a, b = (model.eval(z3.BitVec(narrowing.variables[n][0], 64, model.ctx)).as_long()
+            for n in "xy")
+    assert a * b == 8302879164380133692 and min(a, b) < 256
+    # A path that went the other way ("x * y != c") keeps its models with large factors.
+    other = narrowed([fits, z3.Not(equal), z3.BitVec("x", 256) > 1000,
+                      z3.BitVec("y", 256) > 1000],
+                     variables={"x": False, "y": False}, width=64, exact=False,
+                     factor_bits=8)
+    solved(other.constraints)
+
+
+def test_a_checked_uint256_product_equal_to_a_wide_constant_is_solved_with_a_small_factor(
+        ) -> None:
+    # uint64 x, uint256 y, x * y == c (checked): c has 256 bits and the factor 6.
+    x = semantics.binary(AND, z3.BitVec("x", 256), (1 << 64) - 1)
+    y = z3.BitVec("y", 256)
+    constant = 6 * (0x9E3779B97F4A7C15 << 190 | 0x1234567)
+    product, fits = checked_product(x, y)
+    query = [fits, semantics.truth(semantics.binary(EQ, product, constant)),
+             semantics.truth(semantics.binary(GT, x, 1))]
+    narrowing = narrowed(query, exact=False, factor_bits=8)
+    model = solved(narrowing.constraints, 5_000_000)
+    a, b = (model.eval(z3.BitVec(n, 256, model.ctx), model_completion=True).as_long()
+            for n in "xy")
+    assert (a & ((1 << 64) - 1)) * b == constant and 1 < a < 256
