@@ -131,16 +131,18 @@ def narrowed(constraints: Sequence[Any], guarded: Sequence[Any] = (), *,
 
     ``variables`` maps the 256-bit variables to narrow to ``width`` bits to whether they are
     signed; ``exact`` chooses the mode. With no variables and ``exact`` the rewritten
-    constraints are equivalent to the given ones. ``factor_bits`` (guarded mode only)
-    admits a product equal to a constant only with a factor of at most that many bits: a
-    SAT solver finds such a factorisation of a 63- or 74-bit constant within a second,
-    where it may find none at all of the constant's width (most numbers have a small
-    divisor; a product of two large primes is left to the tries without it).
+    constraints are equivalent to the given ones. ``factor_bits`` (guarded mode only):
+    a product equal to a constant, as a conjunct every model satisfies, is admitted only
+    with a factor below ``2**factor_bits``, found by trial division (:meth:`_Rewriter.
+    conjunct`): z3 finds no factorisation of a 63-bit constant at its width within six
+    million units, but most numbers have a small divisor (a product of two large primes
+    is left to the tries without it).
     """
     rewriter = _Rewriter(dict(variables or {}), width, exact, factor_bits)
     rewritten = []
     for constraint in constraints:
-        rewritten.append(rewriter.truth(constraint).constraint())
+        parts = [rewriter.conjunct(part).constraint() for part in _conjuncts(constraint)]
+        rewritten.append(parts[0] if len(parts) == 1 else z3.And(*parts))
         rewriter.learn(constraint)
     return Narrowing(rewritten,
                      [rewriter.truth(c).constraint() for c in guarded],
@@ -512,12 +514,6 @@ class _Rewriter:
             for form, other in ((a, children[1]), (b, children[0])):
                 if form.factors is not None and z3.is_bv_value(other):
                     equal = _product_equal(form.factors, other.as_long(), form.full)
-                    if equal is not None and self.factor_bits is not None and not self.exact:
-                        # Only where the product does equal the constant: its models
-                        # elsewhere (a path's "x * y != c") stay all there.
-                        small = z3.Or(*[_fits(f, self.factor_bits) for f in form.factors])
-                        equal = _Truth(equal.formula,
-                                       _and(equal.guard, z3.Implies(equal.formula, small)))
                 elif form.factors is not None:
                     equal = self._fits_truncated(form.factors, other, term)
                 if equal is not None:
@@ -581,6 +577,27 @@ class _Rewriter:
         if a.signed or b.signed:
             return form  # (the facts recognised are of unsigned products)
         return replace(form, factors=(a, b))
+
+    def conjunct(self, term: Any) -> _Truth:
+        """The rewrite of ``term``, a conjunct every model must satisfy.
+
+        With ``factor_bits`` (guarded mode), a product equal to a constant here is admitted
+        only with a factor of at most that many bits, multiplied as that narrow a number
+        (:func:`_small_factor_equal`); anywhere else (under a negation, in a disjunction)
+        the rewrite is the general one.
+        """
+        if self.factor_bits is not None and not self.exact and z3.is_eq(term) \
+                and z3.is_bv(term.arg(0)):
+            for side, other in ((term.arg(0), term.arg(1)), (term.arg(1), term.arg(0))):
+                if not z3.is_bv_value(other):
+                    continue
+                form = self.form(side)
+                if form.factors is not None:
+                    small = _small_factor_equal(form.factors, other.as_long(), form.full,
+                                                self.factor_bits)
+                    if small is not None:
+                        return small
+        return self.truth(term)
 
     def learn(self, constraint: Any) -> None:
         """Give the products ``constraint`` proves not to wrap their factors.
@@ -654,6 +671,61 @@ def _product_equal(factors: tuple[_Form, _Form], value: int, full: int) -> _Trut
         conditions.append(z3.BVMulNoOverflow(a, b, False))
     return _Truth(z3.And(*[c for c in conditions if not z3.is_true(c)]),
                   _and(x.guard, y.guard))
+
+
+def _small_factor_equal(factors: tuple[_Form, _Form], value: int, full: int,
+                        bits: int) -> _Truth | None:
+    """``x * y == value`` with ``x`` or ``y`` below ``2**bits`` in magnitude, or None.
+
+    An under-approximation of :func:`_product_equal`: the value's divisors that small are
+    found by trial division here, and the query gets one pair of constants per divisor
+    and order (a disjunction of equalities, no multiplier at all). None when the value is
+    0, or no wider than ``bits`` (then :func:`_product_equal` is as cheap).
+    """
+    x, y = factors
+    signed = x.signed
+    if signed and value >> (full - 1):
+        value -= 1 << full
+    if value == 0 or (value < 0 and not signed) or abs(value).bit_length() <= bits:
+        return None
+    limit = 1 << (bits - 1) if signed else 1 << bits
+    cases = []
+    for divisor in range(1, limit):
+        if abs(value) % divisor:
+            continue
+        for small in ((divisor, -divisor) if signed else (divisor,)):
+            quotient = value // small
+            for a, b in ((x, y), (y, x)):
+                left, right = _equals(a, small), _equals(b, quotient)
+                if not (z3.is_false(left) or z3.is_false(right)):
+                    cases.append(z3.And(left, right))
+    formula = z3.Or(*cases) if cases else z3.BoolVal(False)
+    return _Truth(formula, _and(x.guard, y.guard))
+
+
+def _equals(form: _Form, value: int) -> Any:
+    """That ``form``'s value is the integer ``value`` (false when it cannot be)."""
+    width = form.width
+    if width == form.full:
+        return form.term == z3.BitVecVal(value % (1 << width), width)
+    low, high = (-(1 << (width - 1)), 1 << (width - 1)) if form.signed else (0, 1 << width)
+    if not low <= value < high:
+        return z3.BoolVal(False)
+    return form.term == z3.BitVecVal(value % (1 << width), width)
+
+
+def _conjuncts(term: Any) -> list[Any]:
+    """``term`` split at its top-level ``And``s (through double negations)."""
+    parts, todo = [], [term]
+    while todo:
+        part = todo.pop()
+        if z3.is_and(part):
+            todo.extend(reversed(part.children()))
+        elif z3.is_not(part) and z3.is_not(part.arg(0)):
+            todo.append(part.arg(0).arg(0))
+        else:
+            parts.append(part)
+    return parts
 
 
 def _fits(form: _Form, width: int) -> Any:
