@@ -562,11 +562,7 @@ class _Rewriter:
                 or got[0].eq(wanted[1]) and got[1].eq(wanted[0])):
             return None
         a, b = x.low(width), y.low(width)
-        fits = [_fits(x, width), _fits(y, width)]
-        if signed:
-            fits += [z3.BVMulNoOverflow(a, b, True), z3.BVMulNoUnderflow(a, b)]
-        else:
-            fits.append(z3.BVMulNoOverflow(a, b, False))
+        fits = [_fits(x, width), _fits(y, width), _no_overflow(z3.Z3_OP_BMUL, a, b, signed)]
         self.truncations[equality.get_id()] = (other, product, factors)
         return _Truth(z3.Or(x.term == 0, y.term == 0, z3.And(*fits)),
                       _and(x.guard, y.guard, self._child_form(product).guard))
@@ -655,22 +651,31 @@ def _product_equal(factors: tuple[_Form, _Form], value: int, full: int) -> _Trut
     """
     x, y = factors
     signed = x.signed
-    if signed and value >> (full - 1):
-        value -= 1 << full
-    if value == 0 or (value < 0 and not signed):
+    target = _product_value(value, full, signed)
+    if target is None:
         return None
+    value = target
     width = abs(value).bit_length() + (1 if signed else 0)
     if width >= x.width + y.width:
         return None
     conditions = [_fits(form, width) for form in factors]
     a, b = x.low(width), y.low(width)
-    conditions.append(a * b == z3.BitVecVal(value, width))
-    if signed:
-        conditions += [z3.BVMulNoOverflow(a, b, True), z3.BVMulNoUnderflow(a, b)]
-    else:
-        conditions.append(z3.BVMulNoOverflow(a, b, False))
+    conditions += [a * b == z3.BitVecVal(value, width),
+                   _no_overflow(z3.Z3_OP_BMUL, a, b, signed)]
     return _Truth(z3.And(*[c for c in conditions if not z3.is_true(c)]),
                   _and(x.guard, y.guard))
+
+
+def _product_value(value: int, full: int, signed: bool) -> int | None:
+    """A ``full``-bit constant as the integer a product of that signedness would equal.
+
+    None when no factor rewrite applies: 0, or a negative value for an unsigned product.
+    """
+    if signed and value >> (full - 1):
+        value -= 1 << full
+    if value == 0 or (value < 0 and not signed):
+        return None
+    return value
 
 
 def _small_factor_equal(factors: tuple[_Form, _Form], value: int, full: int,
@@ -684,10 +689,10 @@ def _small_factor_equal(factors: tuple[_Form, _Form], value: int, full: int,
     """
     x, y = factors
     signed = x.signed
-    if signed and value >> (full - 1):
-        value -= 1 << full
-    if value == 0 or (value < 0 and not signed) or abs(value).bit_length() <= bits:
+    target = _product_value(value, full, signed)
+    if target is None or abs(target).bit_length() <= bits:
         return None
+    value = target
     limit = 1 << (bits - 1) if signed else 1 << bits
     cases = []
     for divisor in range(1, limit):
