@@ -7,18 +7,32 @@ gas consumed, its changes reverted) and (2) blocks end at every instruction that
 remaining gas (GAS, SSTORE, CALL*, CREATE*), at every jump and halt, and before every
 JUMPDEST, so no instruction can observe gas charged early.
 
-Variants. The same code gets up to three compiled tables (``blockgen.py``), built lazily:
-``PLAIN`` (no instrumentation), ``TRACED`` (branch, storage, log and block-value hooks) and
-``STEPPED`` (also ``on_step`` before every instruction, for counting and debugging).
+Variants. The same code gets up to four compiled tables (``blockgen.py``), built lazily:
+``PLAIN`` (no instrumentation), ``TRACED`` (branch, storage, log and block-value hooks),
+``RECORDED`` (the same, with branches appended to the frame's branch log instead of a hook
+call) and ``STEPPED`` (also ``on_step`` before every instruction, for the recordings that
+follow every instruction). A table can also come with *block hooks* (``Inspector.block_hooks``):
+a copy whose entries at the named block starts call ``on_hooked_block`` first.
 """
 
 from __future__ import annotations
 
-from secant.evm.blockgen import PLAIN, STEPPED, TRACED, BlockFn, Instruction, compile_blocks
+from typing import Any
+
+from secant.evm.blockgen import (
+    PLAIN,
+    RECORDED,
+    STEPPED,
+    TRACED,
+    VARIANT_NAMES,
+    BlockFn,
+    Instruction,
+    compile_blocks,
+)
 from secant.evm.forks import Fork
 from secant.evm.opcodes import HALTS, JUMP, JUMPDEST, JUMPI, READS_GAS, immediate_size
 
-__all__ = ["PLAIN", "STEPPED", "TRACED", "CodeAnalysis", "analyze", "code_end"]
+__all__ = ["PLAIN", "RECORDED", "STEPPED", "TRACED", "CodeAnalysis", "analyze", "code_end"]
 
 
 def _decode(code: bytes) -> tuple[list[Instruction], frozenset[int]]:
@@ -47,7 +61,8 @@ def _decode(code: bytes) -> tuple[list[Instruction], frozenset[int]]:
 class CodeAnalysis:
     """Decoded code with per-variant block tables (``table[pc]`` for every block start)."""
 
-    __slots__ = ("code", "code_hash", "fork", "instructions", "jumpdests", "_tables", "_blocks")
+    __slots__ = ("code", "code_hash", "fork", "instructions", "jumpdests", "_tables", "_blocks",
+                 "_hooked")
 
     def __init__(self, code: bytes, code_hash: bytes, fork: Fork) -> None:
         self.code = code
@@ -55,6 +70,7 @@ class CodeAnalysis:
         self.fork = fork
         self.instructions, self.jumpdests = _decode(code)
         self._tables: dict[int, list[BlockFn | None]] = {}
+        self._hooked: dict[tuple[int, frozenset[int]], list[BlockFn | None]] = {}
         self._blocks: list[tuple[int, list[Instruction]]] | None = None
 
     @property
@@ -68,10 +84,28 @@ class CodeAnalysis:
         """The compiled table of ``variant`` (built on first use)."""
         table = self._tables.get(variant)
         if table is None:
-            label = f"<evm {self.code_hash.hex()[:16]} {('plain', 'traced', 'stepped')[variant]}>"
+            label = f"<evm {self.code_hash.hex()[:16]} {VARIANT_NAMES[variant]}>"
             table = self._tables[variant] = compile_blocks(
-                self.blocks, self.fork, variant, self.jumpdests, len(self.code), label
+                self.blocks, self.fork, variant, self.jumpdests, len(self.code), label,
+                self.code_hash,
             )
+        return table
+
+    def hooked_blocks_for(self, variant: int, hooks: frozenset[int]) -> list[BlockFn | None]:
+        """The table of ``variant`` whose blocks at ``hooks`` call ``on_hooked_block`` first.
+
+        A copy of the plain table with a wrapper at each hooked start (a pc that starts no
+        block is ignored): the other blocks run as fast as ever.
+        """
+        key = (variant, hooks)
+        table = self._hooked.get(key)
+        if table is None:
+            table = list(self.blocks_for(variant))
+            for pc in hooks:
+                block = table[pc] if 0 <= pc < len(table) else None
+                if block is not None:
+                    table[pc] = _hooked(block, pc)
+            self._hooked[key] = table
         return table
 
     def block_pcs(self) -> dict[int, tuple[int, ...]]:
@@ -95,6 +129,16 @@ class CodeAnalysis:
         if current:
             out.append((current[0][0], current))
         return out
+
+
+def _hooked(block: BlockFn, pc: int) -> BlockFn:
+    """``block`` preceded by the inspector's ``on_hooked_block`` for its start ``pc``."""
+
+    def hooked(stack: list[int], frame: Any) -> int:
+        frame.evm.inspector.on_hooked_block(frame, pc)
+        return block(stack, frame)
+
+    return hooked
 
 
 _CACHE: dict[tuple[bytes, str], CodeAnalysis] = {}

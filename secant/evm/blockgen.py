@@ -10,8 +10,10 @@ and popping a list. A generated function per block runs straight-line code over 
   the block leaves (``flush``), or before an instruction that needs the real stack;
 - static gas and stack bounds are checked once at block entry (see ``analysis.py`` for why
   that is exact);
-- instrumentation is generated only into the traced variant: the comparison that decides a
-  JUMPI is known at generation time, so its operands are passed to ``on_branch`` directly.
+- instrumentation is generated only into the traced variants: the comparison that decides a
+  JUMPI is known at generation time, so its operands are passed to ``on_branch`` directly
+  (``TRACED``, ``STEPPED``) or appended as one tuple to the frame's branch log (``RECORDED``:
+  no Python call per branch, see ``secant.evm.inspector``).
 
 A block function takes ``(stack, frame)`` and returns the pc of the next block.
 """
@@ -112,7 +114,8 @@ from secant.evm.opcodes import (
     XOR,
 )
 
-PLAIN, TRACED, STEPPED = 0, 1, 2
+PLAIN, TRACED, STEPPED, RECORDED = 0, 1, 2, 3
+VARIANT_NAMES = ("plain", "traced", "stepped", "recorded")
 STACK_LIMIT = 1024
 M = (1 << 256) - 1
 SIGN = 1 << 255
@@ -211,9 +214,9 @@ def escaped(f: Any, value: int, negate: bool) -> tuple[str, int, int]:
     return ("eq", value, 0) if negate else ("ne", value, 0)
 
 
-def _namespace(jumpdests: frozenset[int]) -> dict[str, Any]:
+def _namespace(jumpdests: frozenset[int], code_hash: bytes) -> dict[str, Any]:
     ns: dict[str, Any] = {
-        "M": M, "SIGN": SIGN, "JD": jumpdests,
+        "M": M, "SIGN": SIGN, "JD": jumpdests, "H": code_hash,
         "Stop": errors.Stop, "InvalidJump": errors.InvalidJump,
         "InvalidOpcode": errors.InvalidOpcode, "OutOfGas": errors.OutOfGas,
         "StackUnderflow": errors.StackUnderflow, "StackOverflow": errors.StackOverflow,
@@ -306,6 +309,13 @@ class _BlockWriter:
         items.clear()
 
     # -------------------------------------------------------------- instructions
+    def branch(self, pc: int, outcome: str) -> None:
+        """Report a JUMPI: ``outcome`` is ``taken, relation, lhs, rhs`` as expressions."""
+        if self.variant == RECORDED:
+            self.emit(f"f.branch_log((H, {pc}, {outcome}))")
+        else:
+            self.emit(f"f.evm.inspector.on_branch(f, {pc}, {outcome})")
+
     def jump_target(self, dest: str) -> None:
         """Emit the return to ``dest`` with its validity check."""
         if _is_const(dest):
@@ -434,17 +444,14 @@ class _BlockWriter:
                 if meta is None and not _is_const(cond):
                     # Decided by a value computed in an earlier block: its comparison, if
                     # the last one to leave a block is that value.
-                    self.emit(f"f.evm.inspector.on_branch(f, {pc}, {cond} != 0, "
-                              f"*escaped(f, {cond}, False))")
+                    self.branch(pc, f"{cond} != 0, *escaped(f, {cond}, False)")
                 elif (meta is not None and meta[0] == "eq" and meta[2] == "0"
                         and meta[1] not in self.meta and not _is_const(meta[1])):
                     # ISZERO of such a value: the same comparison, negated.
-                    self.emit(f"f.evm.inspector.on_branch(f, {pc}, {cond} != 0, "
-                              f"*escaped(f, {meta[1]}, True))")
+                    self.branch(pc, f"{cond} != 0, *escaped(f, {meta[1]}, True)")
                 else:
                     rel, lhs, rhs = meta or ("ne", cond, "0")
-                    self.emit(f"f.evm.inspector.on_branch(f, {pc}, {cond} != 0, '{rel}', "
-                              f"{lhs}, {rhs})")
+                    self.branch(pc, f"{cond} != 0, '{rel}', {lhs}, {rhs}")
             self.flush()
             if _is_const(cond):
                 if int(cond, 0):
@@ -547,14 +554,18 @@ def compile_blocks(
     jumpdests: frozenset[int],
     code_len: int,
     label: str,
+    code_hash: bytes = b"",
 ) -> list[BlockFn | None]:
-    """Generate and compile every block; return the table indexed by pc."""
+    """Generate and compile every block; return the table indexed by pc.
+
+    ``code_hash`` is the code's (the recorded variant names it in every branch it logs).
+    """
     parts = [
         block_source(f"b{start}", instrs, fork, variant, jumpdests, code_len)
         for start, instrs in blocks
     ]
     parts.append(f"def bend(s, f):\n    f.pc = {code_len}\n    raise Stop\n")
-    namespace = _namespace(jumpdests)
+    namespace = _namespace(jumpdests, code_hash)
     exec(compile("\n".join(parts), label, "exec"), namespace)  # generated above, from opcodes only
     table: list[BlockFn | None] = [None] * (code_len + 1)
     for start, _ in blocks:

@@ -21,6 +21,7 @@ class Frame:
     """
 
     __slots__ = (
+        "branch_log",
         "cmp",
         "evm",
         "state",
@@ -49,6 +50,7 @@ class Frame:
         "ret_offset",
         "ret_size",
         "error",
+        "trail",
     )
 
     def __init__(
@@ -79,7 +81,15 @@ class Frame:
         self.code = code
         self.code_hash = code_hash
         analysis = evm.analyze(code, code_hash)
-        self.blocks: list[BlockFn | None] = analysis.blocks_for(evm.variant)
+        hooks = evm.block_hooks
+        watched = hooks.get(code_hash) if hooks is not None else None
+        self.blocks: list[BlockFn | None] = (
+            analysis.hooked_blocks_for(evm.variant, watched) if watched
+            else analysis.blocks_for(evm.variant))
+        # The recorded tables' instrumentation (secant.evm.inspector): the branch log's
+        # append, and the starts of the blocks this frame ran, in order.
+        self.branch_log = evm.branch_append
+        self.trail: list[int] = []
         self.jumpdests: frozenset[int] = analysis.jumpdests
         self.kind = kind
         self.caller = caller

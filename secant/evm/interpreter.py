@@ -7,11 +7,11 @@ then runs the child frame and, when it halts, resumes the parent with the result
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from secant.evm.analysis import PLAIN, STEPPED, TRACED, CodeAnalysis, analyze
+from secant.evm.analysis import PLAIN, RECORDED, STEPPED, TRACED, CodeAnalysis, analyze
 from secant.evm.crypto import EMPTY_CODE_HASH, keccak256
 from secant.evm.errors import ExceptionalHalt, OutOfGas, Revert, StaticViolation, Stop, Suspend
 from secant.evm.forks import DEFAULT_FORK, Fork
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from secant.evm.inspector import Inspector
     from secant.evm.intercept import Interceptor
     from secant.evm.state import WorldState
+    from secant.types import BranchEvent
 
 STACK_DEPTH_LIMIT = 1024
 # EIP-3541: new code may not start with this byte (reserved for the EVM object format).
@@ -51,6 +52,17 @@ def _loop_plain(f: Frame) -> None:
     stack = f.stack
     pc = f.pc
     while True:
+        pc = blocks[pc](stack, f)  # type: ignore[misc]
+
+
+def _loop_recorded(f: Frame) -> None:
+    """Like ``_loop_plain``, keeping every block start in the frame's trail (no call)."""
+    blocks = f.blocks
+    stack = f.stack
+    visit = f.trail.append
+    pc = f.pc
+    while True:
+        visit(pc)
         pc = blocks[pc](stack, f)  # type: ignore[misc]
 
 
@@ -103,11 +115,23 @@ class Evm:
         self.fork = fork
         self.inspector = inspector
         self.cheatcodes = cheatcodes
+        # With a branch log, JUMPIs append to it and frames keep their block trail
+        # (secant.evm.inspector); the stepped tables always call the hooks.
+        self.branch_append: Callable[[BranchEvent], None] | None = None
+        self.block_hooks: Mapping[bytes, frozenset[int]] | None = None
         if inspector is None:
             self.variant = PLAIN
+            self._loop = _loop_plain
         else:
-            self.variant = STEPPED if inspector.wants_steps else TRACED
-        self._loop = _loop_plain if inspector is None else _loop_traced
+            self.block_hooks = inspector.block_hooks
+            log = inspector.branch_log
+            if inspector.wants_steps:
+                self.variant, self._loop = STEPPED, _loop_traced
+            elif log is not None:
+                self.variant, self._loop = RECORDED, _loop_recorded
+                self.branch_append = log.append
+            else:
+                self.variant, self._loop = TRACED, _loop_traced
         self.precompiles: dict[int, PrecompileFn] = precompile_table(fork.name)
         self.origin = 0
         self.gas_price = 0

@@ -1,8 +1,13 @@
 """The fuzzer's one inspector: everything the engine and the oracles read from a run.
 
-One flat inspector (rather than a fan-out of observers) because its hooks run for every
-basic block and every JUMPI of every execution: each hook is a couple of appends into
-containers that the executor hands over to the ``ContractRun`` untouched.
+One flat inspector (rather than a fan-out of observers) because it hears of every basic
+block and every JUMPI of every execution. It records those without a Python call each (the
+EVM's *recorded* tables, ``secant.evm.inspector``): every JUMPI is appended to ``branches``
+by the block code itself, every frame keeps the starts of the blocks it ran in its
+``trail``, and the recorder folds a frame's trail into ``blocks`` when the frame ends, and
+the new branches into ``edges`` when a transaction (or a side call) ends. With a recording
+that steps every instruction the EVM calls the hooks instead, which fill the same
+containers.
 
 What it always records for a whole test case (the engine reads it):
 
@@ -61,6 +66,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import islice, repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from secant.abi import PANIC_SELECTOR
@@ -75,7 +82,7 @@ from secant.targets.taint import (
     FlowSink,
     FlowWrap,
 )
-from secant.targets.wraps import PLANS
+from secant.targets.wraps import HOOKS, PLANS
 from secant.types import BranchEvent, RunResult
 
 if TYPE_CHECKING:
@@ -100,6 +107,9 @@ RECORDINGS = {
 """The recordings a campaign can turn on, by name, with what each holds."""
 
 _BLOCK_ENDS = HALTS | {JUMP, JUMPI}
+_SIDE = itemgetter(0, 1, 2)  # a branch event's edge: (code hash, pc, taken)
+# Attributes that are not containers of the case (``checkpoint`` leaves them out).
+_NOT_RECORDED = frozenset({"overrides", "recordings", "branch_log", "block_hooks"})
 
 _TRAIL_KEEP = 256  # blocks of a panicking frame kept for the oracle (the site is recent)
 
@@ -264,8 +274,7 @@ class TraceRecorder(Inspector):
                 self.on_step = both  # type: ignore[method-assign]
         self._shadowing = self._symbolic
         if "arithmetic" in wanted:  # blocks of watched arithmetic, followed from their entry
-            self._plain_block = self.on_block
-            self.on_block = self._arithmetic_block  # type: ignore[method-assign]
+            self.block_hooks = HOOKS
         self.reset()
 
     def reset(self) -> None:
@@ -273,6 +282,8 @@ class TraceRecorder(Inspector):
         self.blocks: set[tuple[bytes, int]] = set()
         self.edges: set[tuple[bytes, int, bool]] = set()
         self.branches: list[BranchEvent] = []
+        self.branch_log = self.branches
+        self._folded = 0  # branches whose edges are in ``edges`` already
         self.branch_marks: list[int] = []
         self.sstores: list[tuple[bytes, int, int]] = []
         self.sstore_marks: list[int] = []
@@ -301,7 +312,6 @@ class TraceRecorder(Inspector):
         # The arithmetic recording: (tx, code hash, pc, surely wrapped or only maybe).
         self.wrapped: list[tuple[int, bytes, int, bool]] = []
         self.tx = 0
-        self._trails: list[list[int]] = [[] for _ in range(8)]
         # Messages started and not yet ended, for the calls recording.
         self._open: list[tuple[int, int, int, int, int, bytes, int]] = []
 
@@ -309,16 +319,16 @@ class TraceRecorder(Inspector):
         """Copy what the recorder holds now (between transactions) for ``restore``.
 
         Every public list or set attribute is taken for a per-case container (``reset``
-        creates them afresh), which covers the containers subclasses add. The per-depth
-        block trails are left out: every frame clears its depth's trail when it starts, so
-        nothing of them outlives a transaction. The overrides are set by the next
-        ``begin_tx``.
+        creates them afresh), which covers the containers subclasses add. Block trails
+        belong to frames, which end with their transaction. The overrides are set by the
+        next ``begin_tx``.
         """
+        self._fold_edges()
         lists: list[tuple[str, tuple[Any, ...]]] = []
         sets: list[tuple[str, frozenset[Any]]] = []
         dicts: list[tuple[str, tuple[tuple[Any, Any], ...]]] = []
         for name, value in vars(self).items():
-            if name.startswith("_") or name in ("overrides", "recordings"):
+            if name.startswith("_") or name in _NOT_RECORDED:
                 continue
             if isinstance(value, list):
                 lists.append((name, tuple(value)))
@@ -338,6 +348,8 @@ class TraceRecorder(Inspector):
         for name, items in checkpoint.dicts:
             setattr(self, name, dict(items))
         self.tx = checkpoint.tx
+        self.branch_log = self.branches
+        self._folded = len(self.branches)
 
     @contextmanager
     def side_call(self) -> Iterator[None]:
@@ -369,8 +381,8 @@ class TraceRecorder(Inspector):
         ``site`` names the objective (never a 32-byte code hash, so it cannot collide with
         code); the engine treats it as any branch: an edge to cover, a cost to minimise.
         """
-        self.edges.add((site, pc, taken))
         self.branches.append((site, pc, taken, relation, lhs, rhs))
+        self._fold_edges()
 
     def begin_tx(self, index: int, overrides: dict[int, int] | None = None,
                  override_address: int | None = None) -> None:
@@ -419,11 +431,7 @@ class TraceRecorder(Inspector):
         self, kind: int, sender: int, target: int, code_address: int, value: int, gas: int,
         data: bytes, depth: int, is_static: bool,
     ) -> None:
-        """Give the new frame an empty block trail; open its call record."""
-        trails = self._trails
-        while len(trails) <= depth:
-            trails.append([])
-        trails[depth] = []
+        """Open the message's call record (and its storage and flow records)."""
         if self._record_calls and depth:
             self._open.append((kind, sender, target, code_address, value, data, gas))
         if self._record_storage:
@@ -433,28 +441,34 @@ class TraceRecorder(Inspector):
         if self._shadowing is not None:
             self._shadowing.message_start(kind, sender, target, value, data, depth)
 
-    def _arithmetic_block(self, frame: Frame, pc: int) -> None:
-        """``on_block`` with the arithmetic recording: watched blocks are evaluated."""
-        self._plain_block(frame, pc)
+    def on_hooked_block(self, frame: Frame, pc: int) -> None:
+        """A block of watched arithmetic (the arithmetic recording): evaluate its sites."""
         plans = PLANS.get(frame.code_hash)
-        if plans is not None:
-            plan = plans.get(pc)
-            if plan is not None:
-                for site, surely in plan.evaluate(frame):
-                    self.wrapped.append((self.tx, frame.code_hash, site, surely))
+        plan = plans.get(pc) if plans is not None else None
+        if plan is not None:
+            for site, surely in plan.evaluate(frame):
+                self.wrapped.append((self.tx, frame.code_hash, site, surely))
 
     def on_block(self, frame: Frame, pc: int) -> None:
-        """Record the block for coverage and for the frame's trail."""
-        self.blocks.add((frame.code_hash, pc))
-        self._trails[frame.depth].append(pc)
+        """The stepped tables' report of a block: kept in the frame's trail, as recorded."""
+        frame.trail.append(pc)
 
     def on_branch(
         self, frame: Frame, pc: int, taken: bool, relation: str, lhs: int, rhs: int
     ) -> None:
-        """Record the edge and the comparison that decided it."""
-        code_hash = frame.code_hash
-        self.edges.add((code_hash, pc, taken))
-        self.branches.append((code_hash, pc, taken, relation, lhs, rhs))
+        """The stepped tables' report of a JUMPI: logged as the recorded tables log it."""
+        self.branches.append((frame.code_hash, pc, taken, relation, lhs, rhs))
+
+    def _visited(self, frame: Frame) -> None:
+        """A frame ended: its blocks join the coverage."""
+        self.blocks.update(zip(repeat(frame.code_hash), set(frame.trail)))
+
+    def _fold_edges(self) -> None:
+        """The edges of the branches logged since the last fold join ``edges``."""
+        branches = self.branches
+        if self._folded < len(branches):
+            self.edges.update(map(_SIDE, islice(branches, self._folded, None)))
+            self._folded = len(branches)
 
     def on_sload(self, frame: Frame, pc: int, slot: int, value: int) -> int:
         """Record reads of the target; apply aggressive-mode overrides."""
@@ -480,7 +494,15 @@ class TraceRecorder(Inspector):
         self, kind: int, target: int, depth: int, success: bool, reverted: bool, output: bytes,
         gas_left: int, error: str | None, frame: Frame | None,
     ) -> None:
-        """Close the call record; keep panics (not those re-raised by a caller)."""
+        """Fold in the frame's blocks and edges; close the call record; keep panics.
+
+        Edges are folded when a transaction (or a side call) ends; a panic re-raised by a
+        caller is not kept again.
+        """
+        if frame is not None:
+            self._visited(frame)
+        if not depth:
+            self._fold_edges()
         if self._tracking is not None:
             self._tracking.message_end(depth, success, frame)
         if self._shadowing is not None:
@@ -498,7 +520,7 @@ class TraceRecorder(Inspector):
         panic_code: int | None
         if reverted and len(output) == 36 and output[:4] == PANIC_SELECTOR:
             panic_code = int.from_bytes(output[4:], "big")
-        elif error == "invalid opcode" and self._ends_at_invalid(frame, depth):
+        elif error == "invalid opcode" and self._ends_at_invalid(frame):
             panic_code = None
         else:
             return
@@ -507,7 +529,7 @@ class TraceRecorder(Inspector):
             last = panics[-1]
             if last.tx == self.tx and last.depth > depth and last.output == output:
                 return  # the caller re-raised the callee's panic
-        trail = self._trails[depth]
+        trail = frame.trail
         panics.append(PanicEvent(self.tx, frame.address, frame.code_hash, frame.code, depth,
                                  panic_code, tuple(trail[-_TRAIL_KEEP:]), output))
 
@@ -522,9 +544,9 @@ class TraceRecorder(Inspector):
             self.selfdestructs.append(SelfdestructEvent(self.tx, frame.address, beneficiary,
                                                         balance))
 
-    def _ends_at_invalid(self, frame: Frame, depth: int) -> bool:
+    def _ends_at_invalid(self, frame: Frame) -> bool:
         """Whether the frame's last block ends with the INVALID instruction."""
-        trail = self._trails[depth]
+        trail = frame.trail
         if not trail:
             return False
         code = frame.code
@@ -552,14 +574,11 @@ class TransitionRecorder(TraceRecorder):
         super().reset()
         self.transitions: set[tuple[bytes, int, int]] = set()
 
-    def on_block(self, frame: Frame, pc: int) -> None:
-        """Record the block and the transition into it."""
-        code_hash = frame.code_hash
-        self.blocks.add((code_hash, pc))
-        trail = self._trails[frame.depth]
-        if trail:
-            self.transitions.add((code_hash, trail[-1], pc))
-        trail.append(pc)
+    def _visited(self, frame: Frame) -> None:
+        """A frame ended: its blocks and the transitions between them are recorded."""
+        super()._visited(frame)
+        trail = frame.trail
+        self.transitions.update(zip(repeat(frame.code_hash), trail, islice(trail, 1, None)))
 
 
 def wraps_of(result: RunResult, post: object) -> list[tuple[int, bytes, int, bool]] | None:

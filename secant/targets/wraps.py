@@ -87,7 +87,7 @@ if TYPE_CHECKING:
     from secant.evm.forks import Fork
     from secant.evm.frame import Frame
 
-__all__ = ["PLANS", "BlockPlan", "plans_of", "watch_blocks", "wraps_at_entry"]
+__all__ = ["HOOKS", "PLANS", "BlockPlan", "plans_of", "watch_blocks", "wraps_at_entry"]
 
 _M = (1 << 256) - 1
 _SIGN = 1 << 255
@@ -321,6 +321,10 @@ class BlockPlan:
 PLANS: dict[bytes, dict[int, BlockPlan]] = {}
 """The watched blocks by code hash, then by the block's start (``watch_blocks`` fills it)."""
 
+HOOKS: dict[bytes, frozenset[int]] = {}
+"""The starts of the watched blocks by code hash: the recorder's ``block_hooks``, so the
+EVM calls it at the entry of these blocks only (``secant.evm.inspector``)."""
+
 
 def watch_blocks(code: bytes, code_hash: bytes, fork: Fork,
                  sites: Mapping[int, tuple[int, int, bool]]) -> None:
@@ -337,6 +341,7 @@ def watch_blocks(code: bytes, code_hash: bytes, fork: Fork,
         kept = tuple((pc, op, value) for pc, op, value in instructions if pc <= last)
         plans[start] = BlockPlan(kept, {pc: sites[pc] for pc in mine})
     PLANS[code_hash] = plans
+    HOOKS[code_hash] = frozenset(plans)
 
 
 def plans_of(code_hash: bytes) -> dict[int, BlockPlan] | None:
