@@ -13,11 +13,12 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from Crypto.Hash import keccak
-from eth_abi.abi import default_codec
-from eth_abi.exceptions import DecodingError
+
+if TYPE_CHECKING:
+    from eth_abi.codec import ABICodec
 
 __all__ = [
     "PANIC_CODES",
@@ -62,12 +63,35 @@ _SHORT_TYPES = {"uint": "uint256", "int": "int256", "fixed": "fixed128x18",
 _ARRAY_SUFFIX_RE = re.compile(r"\[(\d*)\]$")
 
 
+# eth-abi is imported on the first encode or decode, not with this module: its grammar
+# (parsimonious, eth_utils, pydantic) costs ~130 ms, which every ``secant`` command paid
+# at start, even those that never encode. Hot callers pay one global read after that.
+_codec: ABICodec | None = None
+
+
+def _load_codec() -> ABICodec:
+    global _codec
+    from eth_abi.abi import default_codec
+
+    _codec = default_codec
+    return default_codec
+
+
+def _decoding_errors() -> tuple[type[Exception], ...]:
+    """What a failed decode raises (an ``except`` clause evaluates this only on an error)."""
+    from eth_abi.exceptions import DecodingError
+
+    return (DecodingError, ValueError, OverflowError)
+
+
 def _eth_encode(types: Sequence[str], values: Sequence[Any]) -> bytes:
-    return bytes(default_codec.encode(list(types), list(values)))
+    codec = _codec or _load_codec()
+    return bytes(codec.encode(list(types), list(values)))
 
 
 def _eth_decode(types: Sequence[str], data: bytes, strict: bool = True) -> tuple[Any, ...]:
-    return tuple(default_codec.decode(list(types), bytes(data), strict=strict))
+    codec = _codec or _load_codec()
+    return tuple(codec.decode(list(types), bytes(data), strict=strict))
 
 
 def keccak256(data: bytes) -> bytes:
@@ -365,7 +389,7 @@ def decode_revert(data: bytes, errors: Sequence[AbiError] = ()) -> RevertReason:
             if error.selector == selector:
                 args = error.decode(data)
                 return RevertReason("custom", data, error.signature, error.name, args)
-    except (DecodingError, ValueError, OverflowError):
+    except _decoding_errors():
         pass
     return RevertReason("raw", data)
 
