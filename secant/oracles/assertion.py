@@ -14,6 +14,16 @@ parameters, from any contract) is an assertion failure too, at the LOG instructi
 emit it where reverting would undo the evidence. Its signatures are those the compiled ABIs
 declare plus the usual ones (no parameters, a string, a uint256).
 
+A line that emits the event and asserts too (``emit AssertionFailed(id); assert(false);``, the
+harness convention and Solidity's check side by side) is one bug site with two signals, so it
+is one finding: both signals get the key of the line (:func:`shared_site_key`), and the
+finding's detail names the signals its case shows. Whether a line is such a line is read from
+the source's AST (:func:`shared_lines`), not from the run, so the key does not depend on
+which signal a run shows (a conditional assert may hold while the event is emitted) or shows
+first: a replay of the case (shrinking) finds the same key. Elsewhere, and without a source
+map or an AST, the event keeps the key of its LOG instruction and the assert that of its
+check. The event is recorded when emitted, even when the assert then reverts the call.
+
 Which panics count is a set of codes (``panic_codes``; ``DEFAULT_PANIC_CODES`` unless the
 campaign says otherwise). The checks solc >= 0.8 inserts for inputs are off by default: an
 overflow Panic(0x11), a division by zero (0x12), an enum conversion (0x21), ``pop()`` on an
@@ -27,11 +37,15 @@ panic (0x00), a corrupt storage byte array (0x22), a call of a zero function poi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
 
 from secant.abi import PANIC_CODES, event_topic
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
+from secant.compile.srcmap import SourceFile, SourceLocation
 from secant.engine.oracle import Oracle, PostState
 from secant.evm.analysis import analyze
 from secant.evm.crypto import keccak256
@@ -55,19 +69,48 @@ DEFAULT_PANIC_CODES = frozenset({0x00, 0x01, 0x22, 0x51})
 """The panics reported by default: those no code uses to refuse an input (module docstring)."""
 
 
+EVENT_NAME = "AssertionFailed"
+"""The event harnesses emit for a failed assertion (Echidna's and Medusa's assertion mode)."""
+
+EVENT_DETAIL = "AssertionFailed event emitted"
+"""The detail of an emitted ``AssertionFailed`` event."""
+
+
+def shared_site_key(contract: DeployedContract, location: SourceLocation) -> tuple[object, ...]:
+    """The key of a line that both emits ``AssertionFailed`` and asserts.
+
+    ``contract`` is the first contract deployed with the code that runs, as for any panic
+    site. The line is named by its file's base name, not its unit name: unit names follow
+    the project root, and a finding's file is named by its key, which ``secant replay``
+    and ``--resume`` must find again wherever the project is. The key ends in ``event`` as
+    an event's does: a Foundry reproducer (``secant.report.reproducer``) then looks for the
+    event in the recorded logs, which hold it even when the assert reverted the call.
+    """
+    return ("assertion", contract.address, f"{PurePosixPath(location.source).name}:"
+                                           f"{location.line}", "event")
+
+
 @dataclass(frozen=True)
 class PanicSite:
-    """The failing check of a panic: contract, site pc, source and function."""
+    """The failing check of a panic: contract, site pc, source and function.
+
+    ``shared`` is the site's location when the check is an assertion on a line that also
+    emits ``AssertionFailed`` (``shared_lines``): the finding then has the line's key, which
+    the event has too.
+    """
 
     contract: DeployedContract
     pc: int
     source: str | None
     function: str | None
     panic_code: int | None
+    shared: SourceLocation | None = None
 
     @property
     def key(self) -> tuple[object, ...]:
         """The deduplication key of the finding."""
+        if self.shared is not None:
+            return shared_site_key(self.contract, self.shared)
         return ("assertion", self.contract.address, self.pc, self.panic_code)
 
     @property
@@ -110,27 +153,40 @@ class AssertionOracle(Oracle):
         # Events are read only when some contract can emit AssertionFailed.
         self.needs = frozenset({"panics", "logs"} if self.event_topics else {"panics"})
         self._contracts: dict[bytes, DeployedContract] = {}
+        # Each contract's address -> the first contract deployed with the same code: an
+        # event on a shared line is keyed like the panic site on it (by code, not account).
+        self._same_code: dict[int, DeployedContract] = {}
         for contract in chain.contracts:
             if contract.role == "attacker":
                 continue
             code = chain.code_at(contract.address)
             if code:
-                self._contracts.setdefault(keccak256(code), contract)
+                first = self._contracts.setdefault(keccak256(code), contract)
+                self._same_code[contract.address] = first
         self._block_ends: dict[bytes, dict[int, tuple[int, int]]] = {}
+        # (compilation id, source name) -> its shared lines (``shared_lines``).
+        self._shared_lines: dict[tuple[int, str], frozenset[int]] = {}
 
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
-        """A finding per panicking frame in the chain's own code and per AssertionFailed."""
-        findings = self._events(result)
-        for site in self.sites(result):
-            function = site.function or (result.case[-1].function.split("(", 1)[0]
-                                         if result.case else "")
-            findings.append(Finding(kind=site.kind, swc=site.swc, contract=site.contract.name,
-                                    function=function, pc=site.pc, source=site.source,
-                                    detail=site.detail, key=site.key, oracle=self.name))
-        return findings
+        """A finding per panicking frame in the chain's own code and per AssertionFailed.
 
-    def _events(self, result: RunResult) -> list[Finding]:
-        """A finding per emitted ``AssertionFailed(...)`` event."""
+        The signals of one site (an event and an assert on one line, the same event in two
+        transactions) are one finding: the first's, whose detail names those its case shows
+        (``one_per_key``).
+        """
+        signals = self._events(result)
+        if isinstance(result, ContractRun):
+            for event, site in self._sites(result):
+                function = site.function or (result.case[-1].function.split("(", 1)[0]
+                                             if result.case else "")
+                signals.append((event.tx, Finding(
+                    kind=site.kind, swc=site.swc, contract=site.contract.name,
+                    function=function, pc=site.pc, source=site.source, detail=site.detail,
+                    key=site.key, oracle=self.name)))
+        return one_per_key(signals)
+
+    def _events(self, result: RunResult) -> list[tuple[int, Finding]]:
+        """A finding per emitted ``AssertionFailed(...)`` event, with its transaction."""
         if not self.event_topics or not isinstance(result, ContractRun):
             return []
         findings = []
@@ -143,13 +199,33 @@ class AssertionOracle(Oracle):
             tx = result.case[log.tx] if log.tx < len(result.case) else None
             function = (location.function if location is not None and location.function
                         else tx.function.split("(", 1)[0] if tx is not None else "")
-            findings.append(Finding(
+            source = f"{location.source}:{location.line}" if location is not None else None
+            key: tuple[object, ...] = ("assertion", log.address, log.pc, "event")
+            if (contract is not None and location is not None
+                    and self.shares_line(contract, location)):
+                key = shared_site_key(self._same_code.get(log.address, contract), location)
+            findings.append((log.tx, Finding(
                 kind="assertion", swc="SWC-110", contract=name, function=function, pc=log.pc,
-                source=f"{location.source}:{location.line}" if location is not None else None,
-                detail="AssertionFailed event emitted", key=("assertion", log.address, log.pc,
-                                                             "event"),
-                case=result.case[:log.tx + 1], oracle=self.name))
+                source=source, detail=EVENT_DETAIL, key=key, case=result.case[:log.tx + 1],
+                oracle=self.name)))
         return findings
+
+    def shares_line(self, contract: DeployedContract, location: SourceLocation) -> bool:
+        """Whether ``location`` lies on a line that both emits the event and asserts.
+
+        ``contract`` is the one whose code holds the location (its compilation has the AST);
+        a contract without a compilation has no such line.
+        """
+        compilation = contract.compilation
+        if compilation is None:
+            return False
+        cache = (id(compilation), location.source)
+        lines = self._shared_lines.get(cache)
+        if lines is None:
+            source = compilation.source(location.source)
+            lines = self._shared_lines[cache] = (shared_lines(source) if source is not None
+                                                 else frozenset())
+        return location.line in lines
 
     @property
     def panic_codes(self) -> frozenset[int]:
@@ -167,6 +243,10 @@ class AssertionOracle(Oracle):
         """
         if not isinstance(result, ContractRun):
             return []
+        return [site for _, site in self._sites(result)]
+
+    def _sites(self, result: ContractRun) -> list[tuple[PanicEvent, PanicSite]]:
+        """The reported panics of ``result`` in the chain's own code, each with its site."""
         sites = []
         codes = self._panic_codes
         for event in result.panics:
@@ -174,7 +254,7 @@ class AssertionOracle(Oracle):
                 continue
             contract = self._contracts.get(event.code_hash)
             if contract is not None:
-                sites.append(self.site(event, contract))
+                sites.append((event, self.site(event, contract)))
         return sites
 
     def _ends(self, event: PanicEvent) -> dict[int, tuple[int, int]]:
@@ -199,14 +279,96 @@ class AssertionOracle(Oracle):
                 continue
             location = contract.locate(pc)
             if location is not None:
+                # Only an assertion is the same bug as the event on its line; an overflow
+                # or another panic there is a bug of its own.
+                shared = (event.panic_code in (None, ASSERT_PANIC)
+                          and self.shares_line(contract, location))
                 return PanicSite(contract, pc, f"{location.source}:{location.line}",
-                                 location.function,
-                                 event.panic_code)
+                                 location.function, event.panic_code,
+                                 location if shared else None)
             if op == JUMPI and fallback is None:
                 fallback = pc
         if fallback is None:
             fallback = event.trail[-1] if event.trail else 0
         return PanicSite(contract, fallback, None, None, event.panic_code)
+
+
+def one_per_key(signals: list[tuple[int, Finding]]) -> list[Finding]:
+    """One finding per key of ``signals`` ((transaction, finding) in the order found).
+
+    The first finding of a key stays; the details of the others whose transaction its case
+    reaches (all of them for a case left to the engine, the whole run) are added to its
+    own, each once, joined by ``"; "``: a line's event and assert make one finding whose
+    detail names both (``AssertionFailed event emitted; Panic(0x01): assertion failed``).
+    """
+    kept: dict[tuple[Any, ...], Finding] = {}
+    details: dict[tuple[Any, ...], list[str]] = {}
+    for tx, finding in signals:
+        first = kept.get(finding.key)
+        if first is None:
+            kept[finding.key] = finding
+            details[finding.key] = [finding.detail]
+            continue
+        shown = details[finding.key]
+        # A signal after the first finding's case ends is not shown by that case.
+        if (first.case is None or tx < len(first.case)) and finding.detail not in shown:
+            shown.append(finding.detail)
+            first.detail = "; ".join(shown)
+    return list(kept.values())
+
+
+def shared_lines(source: SourceFile) -> frozenset[int]:
+    """The lines of ``source`` on which both a call of ``AssertionFailed`` and an ``assert`` start.
+
+    Read from solc's compact AST: an ``emit AssertionFailed(...)`` (or ``emit I.AssertionFailed``,
+    or the bare event call of solc < 0.4.21) and a call of the builtin ``assert``. A source
+    without an AST (bytecode, Vyper) has none.
+    """
+    events: set[int] = set()
+    asserts: set[int] = set()
+    stack: list[Any] = [source.ast] if source.ast else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+            continue
+        if not isinstance(node, Mapping):
+            continue
+        kind = node.get("nodeType")
+        if kind in ("EmitStatement", "FunctionCall"):
+            call = node.get("eventCall") if kind == "EmitStatement" else node
+            callee = call.get("expression") if isinstance(call, Mapping) else None
+            name = _callee(callee)
+            line = _start_line(source, node)
+            if line is not None and name == EVENT_NAME:
+                events.add(line)
+            elif (line is not None and name == "assert" and isinstance(callee, Mapping)
+                  and callee.get("nodeType") == "Identifier"):
+                asserts.add(line)
+        stack.extend(value for value in node.values() if isinstance(value, list | Mapping))
+    return frozenset(events & asserts)
+
+
+def _callee(expression: object) -> str | None:
+    """The name a call's callee expression ends in (``f`` in ``f(...)`` and ``I.f(...)``)."""
+    if not isinstance(expression, Mapping):
+        return None
+    kind = expression.get("nodeType")
+    name = (expression.get("name") if kind == "Identifier"
+            else expression.get("memberName") if kind == "MemberAccess" else None)
+    return name if isinstance(name, str) else None
+
+
+def _start_line(source: SourceFile, node: Mapping[str, Any]) -> int | None:
+    """The 1-based line where an AST node's ``src`` range starts (None: no range)."""
+    src = node.get("src")
+    if not isinstance(src, str):
+        return None
+    try:
+        start = int(src.split(":", 1)[0])
+    except ValueError:
+        return None
+    return source.position(start)[0] if start >= 0 else None
 
 
 COMMON_ASSERTION_EVENTS = ("AssertionFailed()", "AssertionFailed(string)",
@@ -224,7 +386,7 @@ def assertion_event_topics(chain: TestChain) -> frozenset[int]:
         abis = [contract.abi] + [c.abi for comp in compilations for c in comp.contracts]
         for abi in abis:
             for event in abi.events:
-                if event.name == "AssertionFailed" and not event.anonymous:
+                if event.name == EVENT_NAME and not event.anonymous:
                     topics.add(int.from_bytes(event.topic, "big"))
                     declared = True
     return frozenset(topics) if declared else frozenset()

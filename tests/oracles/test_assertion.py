@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,3 +101,115 @@ def test_campaign_reports_all_five_asserts_with_sequences() -> None:
     replay = ContractTarget(TestChain.setup(checks(False), contract="Checks")).run(first.case)
     assert replay.panics
 
+
+# ---------------------------------------------------------------------- one line, two signals
+SAME_LINE = CHECKS.with_name("SameLine.sol")
+SAME_LINE_LEGACY = CHECKS.with_name("SameLineLegacy.sol")
+EVENT = "AssertionFailed event emitted"
+ASSERT = "Panic(0x01): assertion failed"
+BOTH = f"{EVENT}; {ASSERT}"
+
+
+@functools.cache
+def same_line(optimize: bool) -> list[Compilation]:
+    return load([SAME_LINE], CompileOptions(optimize=optimize))
+
+
+Seen = tuple[str | None, str, tuple[Any, ...]]
+"""(file:line, detail, key) of a finding."""
+
+
+def findings(compilations: list[Compilation], contract: str, calls: list[tuple[str, int]],
+             panic_codes: frozenset[int] | None = None) -> list[list[Seen]]:
+    """Per one-transaction call: (file:line, detail, key) of each finding the oracle reports."""
+    chain = TestChain.setup(compilations, contract=contract)
+    target = ContractTarget(chain, frozenset({"panics", "logs"}))
+    oracle = AssertionOracle(chain, panic_codes)
+    user = chain.sender("user1").address
+    found = []
+    for signature, arg in calls:
+        result = target.run((Tx(signature, (arg,), user),))
+        found.append([(Path(f.source).name if f.source else None, f.detail, f.key)
+                      for f in oracle.check(result)])
+    return found
+
+
+# (call, argument, [(line, detail)] of its findings): SameLine.sol's comments say why.
+SAME_LINE_CASES = [
+    ("both(uint256)", 1, [("SameLine.sol:10", BOTH)]),
+    ("twoLines(uint256)", 2, [("SameLine.sol:15", EVENT), ("SameLine.sol:16", ASSERT)]),
+    ("eventOnly(uint256)", 3, [("SameLine.sol:22", EVENT)]),
+    ("assertOnly(uint256)", 4, [("SameLine.sol:27", ASSERT)]),
+    ("conditional(uint256)", 6, [("SameLine.sol:32", EVENT)]),
+    ("conditional(uint256)", 7, [("SameLine.sol:32", BOTH)]),
+    ("conditional(uint256)", 10, []),
+]
+
+
+@needs_node
+@pytest.mark.parametrize("optimize", [False, True], ids=["plain", "optimized"])
+def test_an_event_and_an_assert_on_one_line_are_one_finding(optimize: bool) -> None:
+    found = findings(same_line(optimize), "SameLine",
+                     [(call, arg) for call, arg, _ in SAME_LINE_CASES])
+    assert [[(line, detail) for line, detail, _ in each] for each in found] == [
+        expected for _, _, expected in SAME_LINE_CASES]
+    keys = {(line, detail): key for each in found for line, detail, key in each}
+    # The shared line has the line's key, whichever signals a run shows, ending in "event"
+    # (the reproducer then checks the recorded logs).
+    both, conditional = keys["SameLine.sol:10", BOTH], keys["SameLine.sol:32", BOTH]
+    assert both[2:] == ("SameLine.sol:10", "event")
+    assert keys["SameLine.sol:32", EVENT] == conditional
+    # Everywhere else the keys are the LOG's and the check's pcs, as before.
+    for line, detail in [("SameLine.sol:15", EVENT), ("SameLine.sol:22", EVENT),
+                         ("SameLine.sol:16", ASSERT), ("SameLine.sol:27", ASSERT)]:
+        key = keys[line, detail]
+        assert isinstance(key[2], int) and key[3] == ("event" if detail == EVENT else 0x01)
+    assert len(set(keys.values())) == 6  # six sites: lines 10, 15, 16, 22, 27 and 32
+
+
+@needs_node
+def test_only_an_assertion_shares_the_line_of_the_event() -> None:
+    # overflowing(100) emits on line 37, then overflows (Panic 0x11) before its assert.
+    [found] = findings(same_line(False), "SameLine", [("overflowing(uint8)", 100)],
+                       DEFAULT_PANIC_CODES | {0x11})
+    assert [(line, detail) for line, detail, _ in found] == [
+        ("SameLine.sol:37", EVENT),
+        ("SameLine.sol:37", "Panic(0x11): arithmetic overflow or underflow")]
+    assert found[0][2][2:] == ("SameLine.sol:37", "event") and found[1][2][3] == 0x11
+
+
+@needs_node
+def test_invalid_before_solc_08_shares_the_line_of_the_event() -> None:
+    [found] = findings(load([SAME_LINE_LEGACY]), "SameLineLegacy", [("both(uint256)", 1)])
+    assert [(line, detail) for line, detail, _ in found] == [
+        ("SameLineLegacy.sol:9",
+         f"{EVENT}; INVALID opcode reached (assert in solc < 0.8)")]
+
+
+@needs_node
+def test_without_a_source_map_the_signals_keep_their_pcs(tmp_path: Path) -> None:
+    compiled = same_line(False)[0].contract("SameLine")
+    (tmp_path / "SameLine.bin-runtime").write_text(compiled.runtime.hex)
+    (tmp_path / "SameLine.abi").write_text(json.dumps(list(compiled.abi.entries)))
+    [found] = findings(load([tmp_path / "SameLine.bin-runtime"]), "SameLine",
+                       [("both(uint256)", 1)])
+    assert [(line, detail) for line, detail, _ in found] == [(None, EVENT), (None, ASSERT)]
+    assert [key[3] for _, _, key in found] == ["event", 0x01]
+    assert all(isinstance(key[2], int) for _, _, key in found)
+
+
+@needs_node
+def test_campaign_reports_and_shrinks_one_finding_per_site() -> None:
+    chain = TestChain.setup(same_line(False), contract="SameLine")
+    campaign = Campaign(chain, CampaignConfig(FuzzConfig(seed=1, max_execs=3000)))
+    summary = campaign.run()
+    sites = sorted((Path(f["source"]).name, f["function"]) for f in summary["findings"])
+    assert sites == [("SameLine.sol:10", "both"), ("SameLine.sol:15", "twoLines"),
+                     ("SameLine.sol:16", "twoLines"), ("SameLine.sol:22", "eventOnly"),
+                     ("SameLine.sol:27", "assertOnly"), ("SameLine.sol:32", "conditional"),
+                     ("SameLine.sol:37", "overflowing")]
+    [both] = [f for f in summary["findings"] if f["function"] == "both"]
+    assert both["detail"] == BOTH
+    # Each site shrunk once, its case replayed alone showing its key again.
+    assert summary["shrink"]["findings"] == len(sites)
+    assert all(f["shrink"]["reproduced"] for f in summary["findings"])
