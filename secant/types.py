@@ -21,6 +21,8 @@ calls, logs, ...), which only the oracles that know that target read.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, MutableSet
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -96,6 +98,99 @@ ReadEvent = tuple[int, int, int, int]
 """(step, owner, key, value) of one read of persistent state (an SLOAD)."""
 
 
+Block = tuple[bytes, int]
+"""(code id, block start) of one covered basic block."""
+
+
+class BlockSet(MutableSet[Block]):
+    """A set of blocks kept as one set of block starts per code id.
+
+    A set of ``(code id, pc)`` pairs costs a tuple and a tuple hash per element whenever a
+    run's blocks are gathered or compared with the campaign's coverage, a few hundred
+    times per run; sets of ints per code fill, copy and compare at C speed. It behaves as a
+    set of pairs otherwise (membership, iteration, ``<=``, ``|=``, equality with any set).
+    ``by_code`` is the storage: code id -> block starts (its sets are the BlockSet's own).
+    """
+
+    __slots__ = ("by_code",)
+
+    def __init__(self, items: Iterable[Block] = (),
+                 by_code: dict[bytes, set[int]] | None = None) -> None:
+        self.by_code: dict[bytes, set[int]] = {} if by_code is None else by_code
+        for item in items:
+            self.add(item)
+
+    def __contains__(self, item: object) -> bool:
+        if not isinstance(item, tuple) or len(item) != 2:
+            return False
+        pcs = self.by_code.get(item[0])
+        return pcs is not None and item[1] in pcs
+
+    def __iter__(self) -> Iterator[Block]:
+        for code, pcs in self.by_code.items():
+            for pc in pcs:
+                yield code, pc
+
+    def __len__(self) -> int:
+        return sum(map(len, self.by_code.values()))
+
+    def __repr__(self) -> str:
+        return f"BlockSet({sorted(self)!r})"
+
+    def add(self, value: Block) -> None:
+        """Add one block."""
+        self.starts(value[0]).add(value[1])
+
+    def discard(self, value: Block) -> None:
+        """Remove one block if present."""
+        pcs = self.by_code.get(value[0])
+        if pcs is not None:
+            pcs.discard(value[1])
+
+    def starts(self, code: bytes) -> set[int]:
+        """The (live) set of block starts of ``code``, created empty when there is none."""
+        pcs = self.by_code.get(code)
+        if pcs is None:
+            pcs = self.by_code[code] = set()
+        return pcs
+
+    def copy(self) -> BlockSet:
+        """An independent copy."""
+        return BlockSet(by_code={code: set(pcs) for code, pcs in self.by_code.items()})
+
+    def frozen(self) -> tuple[tuple[bytes, frozenset[int]], ...]:
+        """The contents as immutable per-code sets (``BlockSet.thawed`` rebuilds them)."""
+        return tuple((code, frozenset(pcs)) for code, pcs in self.by_code.items() if pcs)
+
+    @staticmethod
+    def thawed(frozen: Iterable[tuple[bytes, frozenset[int]]]) -> BlockSet:
+        """A BlockSet of what ``frozen`` gave."""
+        return BlockSet(by_code={code: set(pcs) for code, pcs in frozen})
+
+    def __le__(self, other: AbstractSet[Any]) -> bool:
+        if isinstance(other, BlockSet):
+            theirs = other.by_code
+            empty: frozenset[int] = frozenset()
+            return all(pcs <= theirs.get(code, empty) for code, pcs in self.by_code.items())
+        return super().__le__(other)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, BlockSet):
+            return self <= other and other <= self
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a set
+
+    def __ior__(self, other: AbstractSet[Any]) -> BlockSet:  # type: ignore[override,misc]
+        if isinstance(other, BlockSet):
+            for code, pcs in other.by_code.items():
+                self.starts(code).update(pcs)
+            return self
+        for item in other:
+            self.add(item)
+        return self
+
+
 @dataclass
 class RunResult:
     """What one run of a test case gave back, for any target.
@@ -114,7 +209,7 @@ class RunResult:
     case: TxSeq
     outcomes: list[TxOutcome]
     path_id: int
-    blocks: set[tuple[bytes, int]] = field(default_factory=set)
+    blocks: AbstractSet[Block] = field(default_factory=BlockSet)
     edges: set[tuple[bytes, int, bool]] = field(default_factory=set)
     branches: list[BranchEvent] = field(default_factory=list)
     branch_marks: list[int] = field(default_factory=list)

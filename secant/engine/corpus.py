@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from secant.engine.feedback import CostKey
@@ -19,7 +20,7 @@ class Seed:
 
     case: TxSeq
     path_id: int
-    costs: dict[CostKey, int]
+    costs: Mapping[CostKey, int]
     stats: SeedStats
     origin: str
     found_at: int

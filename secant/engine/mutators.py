@@ -407,14 +407,8 @@ class Mutator:
         else:
             indices = [index if index is not None else rng.randrange(len(case))]
         # The parameters to search, computed once per transaction: its leaves (path, type,
-        # value) and msg.value when payable.
-        groups: list[tuple[int, list[tuple[Path, VType, Any]], int | None]] = []
-        for at in indices:
-            tx = case[at]
-            spec = self.spec(tx)
-            groups.append((at, [(path, vt, get_at(tx.args, path))
-                                for path, vt in args_leaves(spec.types, tx.args)],
-                           tx.value if spec.payable else None))
+        # value) indexed by the word a comparison would see, and msg.value when payable.
+        groups = [_LeafIndex(at, self.spec(case[at]), case[at]) for at in indices]
         candidates: list[tuple[Location, Any]] = []
         senders = set(self.senders)
         for lhs, rhs, relation in pairs:
@@ -423,8 +417,9 @@ class Mutator:
                     continue
                 if relation not in _EQUALITIES:
                     wanted = (wanted + rng.choice((0, 1, -1))) % _WORD
-                for at, leaves, value in groups:
-                    for path, vt, leaf in leaves:
+                for group in groups:
+                    at, value = group.at, group.value
+                    for path, vt, leaf in group.matching(seen):
                         candidates.extend(_replacements(at, path, vt, leaf, seen, wanted, rng))
                     if value == seen and 0 < wanted <= self.max_value:
                         candidates.append((("value", at), wanted))
@@ -457,6 +452,45 @@ class Mutator:
             if mutation is not None:
                 current = mutation.case
         return Mutation(current, None, "havoc") if current != case else None
+
+
+class _LeafIndex:
+    """A transaction's parameters for input-to-state, by the word a comparison sees.
+
+    ``matching(seen)`` gives, in their order, the leaves where ``_replacements`` may find
+    the operand ``seen``: the integers, addresses and ``bytesN`` equal to it as a word (a
+    dict lookup instead of a test per leaf: the follow-up of a sequence mutation asks for
+    32 comparisons in every transaction) and every ``bytes``/``string``, which are searched.
+    """
+
+    __slots__ = ("at", "by_word", "searched", "value")
+
+    def __init__(self, at: int, spec: FunctionSpec, tx: Tx) -> None:
+        self.at = at
+        self.value = tx.value if spec.payable else None
+        # word -> [(position, path, type, value)]; bytes and strings, searched every time.
+        self.by_word: dict[int, list[tuple[int, Path, VType, Any]]] = {}
+        self.searched: list[tuple[int, Path, VType, Any]] = []
+        for position, (path, vt) in enumerate(args_leaves(spec.types, tx.args)):
+            leaf = get_at(tx.args, path)
+            kind = vt.kind
+            if kind in ("uint", "address", "int"):
+                word = leaf % _WORD  # an int's two's complement, as the EVM compares it
+            elif kind == "fbytes":
+                word = int.from_bytes(leaf, "big") << (256 - vt.bits)  # left-aligned
+            elif kind in ("bytes", "string"):
+                self.searched.append((position, path, vt, leaf))
+                continue
+            else:
+                continue
+            self.by_word.setdefault(word, []).append((position, path, vt, leaf))
+
+    def matching(self, seen: int) -> list[tuple[Path, VType, Any]]:
+        """The leaves that may hold ``seen``, in the order of the parameters."""
+        found = self.by_word.get(seen, ())
+        if self.searched:
+            found = sorted([*found, *self.searched], key=lambda leaf: leaf[0])
+        return [(path, vt, leaf) for _, path, vt, leaf in found]
 
 
 def _replacements(index: int, path: Path, vt: VType, value: Any, seen: int, wanted: int,

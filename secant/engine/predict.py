@@ -27,6 +27,8 @@ import random
 from collections.abc import Container, Hashable, Mapping
 from dataclasses import dataclass, field
 
+from secant.engine.feedback import RunCosts
+
 CostVector = Mapping[Hashable, int]
 """Cost metric key (e.g. (code hash, pc, occurrence, wanted side)) -> cost >= 0."""
 
@@ -81,10 +83,13 @@ def choose_metric(
     prefer: Container[Hashable] = (),
 ) -> Hashable | None:
     """A metric to learn from, or None; ``prefer`` holds metrics of uncovered branch sides."""
-    candidates = [
-        key for key, c0 in cost0.items()
-        if (c1 := cost1.get(key)) is not None and c0 != c1 and (c0 or c1)
-    ]
+    if isinstance(cost0, RunCosts) and isinstance(cost1, RunCosts):
+        candidates = cost0.differing(cost1)
+    else:
+        candidates = [
+            key for key, c0 in cost0.items()
+            if (c1 := cost1.get(key)) is not None and c0 != c1 and (c0 or c1)
+        ]
     if not candidates:
         return None
     preferred = [key for key in candidates if key in prefer]

@@ -48,12 +48,19 @@ class AdaptiveSeeds:
         """Update the closest test cases with a run; True when one improved.
 
         ``edges`` is the campaign's coverage after the run was merged, so a side the run
-        itself covered is not just-missed.
+        itself covered is not just-missed. The branches of transactions the target restored
+        from its prefix cache instead of running are skipped: they are those of an earlier
+        run with the same prefix, observed then, and the same distance never replaces the
+        closest case kept.
         """
         best = self.best
         improved = False
         case = result.case
-        for code_hash, pc, taken, relation, lhs, rhs in result.branches:
+        branches = result.branches
+        skipped = len(case) - result.steps_run if result.steps_run is not None else 0
+        if 0 < skipped < len(result.branch_marks):
+            branches = branches[result.branch_marks[skipped]:]
+        for code_hash, pc, taken, relation, lhs, rhs in branches:
             side = (code_hash, pc, not taken)
             if side in edges:
                 continue

@@ -12,7 +12,7 @@ value that brings a metric to zero. The prediction runs next; when it misses,
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -102,7 +102,9 @@ class Predictor:
             return None
         i0, domain, _ = before
         i1, _, setter = after
-        costs1 = cost_vector(result, self.sstore_target)
+        # The two cases differ from the location's transaction on: only metrics from there
+        # on can differ (``choose_metric`` takes only those).
+        costs1 = cost_vector(result, self.sstore_target, location[1])
         prediction = predict(i0, seed.costs, i1, costs1, domain, self.rng,
                              _Uncovered(self.coverage.edges))
         if prediction is None:
@@ -115,7 +117,8 @@ class Predictor:
 
     def after_prediction(self, pending: Pending, result: RunResult) -> Pending | None:
         """Count S/F for a predicted run; iterate the secant step when it failed."""
-        costs = cost_vector(result, self.sstore_target)
+        # The metric belongs to the location's transaction or a later one.
+        costs = cost_vector(result, self.sstore_target, pending.location[1])
         metric = pending.secant.metric
         stats = self.stats
         if _minimised(metric, costs):
@@ -155,7 +158,7 @@ def _byte_view(case: TxSeq, location: Location, with_tx: Callable[..., TxSeq]
     return data[byte], Domain(0, 255), set_byte
 
 
-def _minimised(metric: Any, costs: dict[Any, int]) -> bool:
+def _minimised(metric: Any, costs: Mapping[Any, int]) -> bool:
     """Whether a run brought ``metric`` to zero.
 
     For a branch metric: whether the branch now goes the wanted side (its cost is then
