@@ -299,7 +299,7 @@ class Worker:
         self.target = ContractTarget(chain, needed,
                                      path_scope="all" if config.sequences == "eager"
                                      else "last", prefix_cache=cache,
-                                     step_observers=watchers)
+                                     step_observers=watchers, resume=settings.prefix_cache)
         if functions is None:
             specs, self.notes = function_specs(chain)
         else:
@@ -439,7 +439,7 @@ class Worker:
             cache = None if any(_watches_steps(o) for o in oracles) else PrefixCache()
             target = self._replay_target = ContractTarget(
                 self.chain, self.target.recordings, path_scope=self.target.path_scope,
-                prefix_cache=cache)
+                prefix_cache=cache, resume=cache is not None)
         target.step_observers = [o for o in oracles
                                  if isinstance(o, StepObserver) and _watches_steps(o)]
         result = target.run(case)

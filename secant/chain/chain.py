@@ -167,6 +167,9 @@ class TestChain:
             self.state.set_account(HEVM_ADDRESS, code=b"\x00")
         self._base: int | None = None
         self._base_env: BlockEnv = self.blocks.current
+        # Counts resets and seals: a target that left the chain in some state can tell
+        # whether anyone reset it since (its journal positions then mean nothing).
+        self.epoch = 0
 
     # ------------------------------------------------------------------ setup
     @classmethod
@@ -231,6 +234,7 @@ class TestChain:
         self.state.forget_history()
         self._base = self.state.snapshot()
         self._base_env = self.blocks.current
+        self.epoch += 1
 
     def reset(self) -> None:
         """Restore the sealed post-deployment state and block (cost: the changes since)."""
@@ -239,6 +243,15 @@ class TestChain:
         assert self._base is not None
         self.state.revert(self._base)
         self.blocks.reset(self._base_env)
+        self.epoch += 1
+
+    @property
+    def base_snapshot(self) -> int:
+        """The journal position of the sealed post-deployment state (``reset`` goes back there)."""
+        if self._base is None:
+            self.seal()
+        assert self._base is not None
+        return self._base
 
     # ------------------------------------------------------------------ ChainContext
     @property

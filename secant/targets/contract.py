@@ -26,6 +26,7 @@ from secant.abi import AbiFunction
 from secant.chain.attackers import attack_calldata
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
+from secant.evm.env import BlockEnv
 from secant.evm.transaction import InvalidTransaction
 from secant.targets.calldata import encoder_for
 from secant.targets.prefix_cache import PrefixCache
@@ -34,6 +35,7 @@ from secant.targets.trace import (
     CallEvent,
     LogEvent,
     PanicEvent,
+    RecorderMark,
     SelfdestructEvent,
     TraceRecorder,
     make_recorder,
@@ -72,9 +74,11 @@ def path_hash(branches: Sequence[BranchEvent], outcome: int) -> int:
 class StepObserver(Protocol):
     """Watches a run transaction by transaction (a property oracle checks after each).
 
-    ``start`` comes before the first transaction of every run; ``after_step`` after each
-    transaction the target executes, with the target's post-state in place (a prefix
-    restored from the prefix cache is not executed again: it was observed when it ran).
+    ``start`` comes before the first transaction the target runs in every run, on the state
+    it starts from (the deployed state in a run from the start); ``after_step`` after each
+    transaction the target executes, with the target's post-state in place (a prefix the
+    target resumed after, from the prefix cache or its last run, is not executed again: it
+    was observed when it ran).
     """
 
     def start(self, case: TxSeq, target: ContractTarget) -> None:
@@ -113,12 +117,14 @@ class ContractTarget:
     """Runs test cases on a deployed chain; knows the callable functions by signature.
 
     ``recordings`` names what the recorder keeps beyond what the engine reads (see
-    ``secant.targets.trace.RECORDINGS``); a campaign passes those its oracles need.
+    ``secant.targets.trace.RECORDINGS``); a campaign passes those its oracles need. With
+    ``resume`` (the default) a case that shares a prefix with the last one run starts after
+    it; without, and without a prefix cache, every transaction of every case runs.
     """
 
     def __init__(self, chain: TestChain, recordings: frozenset[str] = frozenset({"panics"}),
                  path_scope: str = "last", prefix_cache: PrefixCache | None = None,
-                 step_observers: Sequence[StepObserver] = ()) -> None:
+                 step_observers: Sequence[StepObserver] = (), resume: bool = True) -> None:
         if chain.main is None:
             raise ValueError("the chain has no main contract")
         self.chain = chain
@@ -136,6 +142,16 @@ class ContractTarget:
         # Entries hold diffs against this chain's base and this recorder's containers, so a
         # cache must not be shared between targets (see ``secant.targets.prefix_cache``).
         self.prefix_cache = prefix_cache
+        # The last run's transaction boundaries (index i: the state before its transaction
+        # i, None where it has none), the case and the chain's epoch after it: a next case
+        # that shares a prefix with it resumes there by rewinding the chain's journal.
+        # Only with a recorder whose marks cover everything it records, and unless the
+        # caller wants every transaction run (observers that are new for every case).
+        self._boundaries: list[_Boundary | None] | None = (
+            [] if resume and self.recorder.rewindable else None)
+        self._last_case: TxSeq = ()
+        self._epoch = -1
+        self.rewinds = 0  # runs resumed from the last run's boundary
         if path_scope not in ("last", "all"):
             raise ValueError(f"path_scope must be 'last' or 'all', not {path_scope!r}")
         # "last": Harvey's demand-driven path ids; "all": every transaction's branches
@@ -178,47 +194,43 @@ class ContractTarget:
         counts as failed and changes nothing. ``Tx.storage`` overrides apply to the called
         contract's reads (only on the last transaction unless ``overrides_last`` is False).
 
-        With a prefix cache, a case of two or more transactions restores the state after
-        ``case[:-1]`` from the cache when it can (else runs the prefix and stores what it
-        left, as the cache's admission allows) and runs only the last transaction; the
-        result is the same.
+        The case's first transactions are not run again when it can resume after them
+        (``_resume``): from a boundary of the last run that the case shares, or from the
+        prefix cache. Each transaction boundary of this run is kept for the next one, and
+        the cache stores the prefixes it expects on the way. The result is the same as a
+        run from the start.
         """
         chain = self.chain
         recorder = self.recorder
-        chain.reset()
-        recorder.reset()
+        outcomes: list[TxOutcome] = []
+        cache = self.prefix_cache
+        key = (_prefix_key(case[:-1], overrides_last)
+               if cache is not None and len(case) > 1 else None)
+        start, admitted = self._resume(case, key, outcomes)
+        # Observers start on the state the run starts from (the first run's: the deployed
+        # state); the transactions resumed over were observed when they ran.
         for observer in self.step_observers:
             observer.start(case, self)
-        outcomes: list[TxOutcome] = []
-        start = 0
-        restored = 0  # leading transactions the cache gave instead of running them
-        cache = self.prefix_cache
-        if cache is not None and len(case) > 1:
-            key = _prefix_key(case[:-1], overrides_last)
-            entry = cache.get(key) if key is not None else None
-            if entry is not None:
-                chain.state.apply(entry.diff)
-                chain.blocks.reset(entry.env)
-                recorder.restore(entry.recorder)
-                outcomes.extend(entry.outcomes)
-                start = restored = len(case) - 1
-            elif key is not None:
-                # The base is the journal length right after the reset (a restored shorter
-                # prefix is journaled on top of it, so the diffs below include it).
-                base = chain.state.snapshot()
-                start = restored = self._resume_shorter(key, outcomes)
-                admitted = cache.admit(key)
-                # Run the prefix one transaction at a time, storing the shorter prefixes
-                # the cache expects (those of the seed being mutated) on the way.
-                for index in range(start, len(case) - 1):
-                    self._run_txs(case, index, index + 1, overrides_last, outcomes)
-                    head = key[:index + 1]
-                    if (index + 1 < len(key) and cache.expected(head)) or (
-                            index + 1 == len(key) and admitted):
-                        cache.put(head, chain.state.changes_since(base), chain.env,
-                                  recorder.checkpoint(), tuple(outcomes))
-                start = len(case) - 1
-        self._run_txs(case, start, len(case), overrides_last, outcomes)
+        keep = self._boundaries is not None
+        if keep and start:
+            self._keep_boundary(start, outcomes)
+        last = len(case) - 1
+        for index in range(start, len(case)):
+            self._run_txs(case, index, index + 1, overrides_last, outcomes)
+            if key is not None and index < last:
+                assert cache is not None
+                head = key[:index + 1]
+                if (index + 1 < len(key) and cache.expected(head)) or (
+                        index + 1 == len(key) and admitted):
+                    cache.put(head, chain.state.changes_since(chain.base_snapshot),
+                              chain.env, recorder.checkpoint(), tuple(outcomes))
+            # The state after the last transaction resumes a case that extends this one,
+            # unless its reads were overridden (the next case's prefix runs plainly).
+            if keep and (index < last or not (overrides_last and case[last].storage)):
+                self._keep_boundary(index + 1, outcomes, unread=index == last)
+        self._last_case = case
+        self._epoch = chain.epoch
+        recorder.settle()
         path = self._path_id(outcomes)
         result = ContractRun(case, outcomes, path, recorder.blocks, recorder.edges,
                              recorder.branches, recorder.branch_marks, recorder.sstores,
@@ -226,7 +238,7 @@ class ContractTarget:
                              calls=recorder.calls, logs=recorder.logs,
                              created=recorder.created, selfdestructs=recorder.selfdestructs,
                              accesses=recorder.accesses)
-        result.steps_run = len(case) - restored
+        result.steps_run = len(case) - start
         transitions = getattr(recorder, "transitions", None)
         if transitions is not None:
             result.transitions = transitions
@@ -245,6 +257,92 @@ class ContractTarget:
             result.state_hash = hash(tuple(changed)) if changed else 0
         return result
 
+    def _resume(self, case: TxSeq, key: TxSeq | None, outcomes: list[TxOutcome]
+                ) -> tuple[int, bool]:
+        """Bring chain and recorder to the state after the longest prefix at hand.
+
+        Returns how many leading transactions of ``case`` need not run, and whether the
+        cache admits ``key`` (the prefix ``case[:-1]``) now that it missed. The candidates:
+        a boundary of the last run that ``case`` shares (the chain's journal is rewound
+        to it: the cheapest), the cache's entry of ``key`` and its longest cached head.
+        Otherwise the run starts from the post-deployment state.
+        """
+        chain = self.chain
+        recorder = self.recorder
+        shared = self._shared_boundary(case)
+        cache = self.prefix_cache
+        admitted = False
+        if key is not None and shared < len(case) - 1:
+            assert cache is not None
+            entry = cache.get(key)
+            length = len(key)
+            if entry is None:
+                admitted = cache.admit(key)
+                length, entry = cache.longest_head(key, shared)
+                if entry is not None:
+                    cache.partial_hits += 1
+            if entry is not None:
+                chain.reset()
+                chain.state.apply(entry.diff)
+                chain.blocks.reset(entry.env)
+                recorder.restore(entry.recorder)
+                outcomes.extend(entry.outcomes)
+                self._restart_boundaries()
+                return length, admitted
+        if shared:
+            boundary = self._boundaries[shared]  # type: ignore[index]
+            assert boundary is not None
+            chain.state.revert(boundary.snapshot)
+            chain.blocks.reset(boundary.env)
+            recorder.rewind(boundary.recorder)
+            outcomes.extend(boundary.outcomes)
+            del self._boundaries[shared + 1:]  # type: ignore[union-attr]
+            self.rewinds += 1
+            return shared, admitted
+        chain.reset()
+        recorder.reset()
+        self._restart_boundaries()
+        return 0, admitted
+
+    def _shared_boundary(self, case: TxSeq) -> int:
+        """The longest prefix of ``case`` whose state a boundary of the last run holds.
+
+        0 when there is none, or when the chain was reset since (by another target on
+        the same chain: the journal positions are then another run's). At most
+        ``len(case) - 1``: the last transaction always runs. A transaction with storage
+        overrides ends the shared prefix: whether they applied depends on its place.
+        """
+        boundaries = self._boundaries
+        if not boundaries or self.chain.epoch != self._epoch:
+            return 0
+        last_case = self._last_case
+        most = min(len(case) - 1, len(last_case), len(boundaries) - 1)
+        shared = 0
+        while shared < most and case[shared] == last_case[shared] and not case[shared].storage:
+            shared += 1
+        while shared and boundaries[shared] is None:
+            shared -= 1
+        return shared
+
+    def _restart_boundaries(self) -> None:
+        """Forget the last run's boundaries (the chain was reset or restored)."""
+        if self._boundaries is not None:
+            self._boundaries = []
+
+    def _keep_boundary(self, index: int, outcomes: list[TxOutcome], unread: bool = False
+                       ) -> None:
+        """Remember the state before transaction ``index`` (after ``index`` of them).
+
+        A boundary the list has already (the one a rewind resumed from) stays. ``unread``:
+        the boundary follows the case's last transaction (``TraceRecorder.mark``).
+        """
+        boundaries = self._boundaries
+        assert boundaries is not None
+        while len(boundaries) <= index:
+            boundaries.append(None)
+        if boundaries[index] is None:
+            boundaries[index] = _Boundary(self.chain.state.snapshot(), self.chain.env,
+                                          self.recorder.mark(unread), tuple(outcomes))
     def calls(self, calls: Sequence[tuple[int, bytes]], sender: int | None = None,
               record: bool = False) -> list[TxOutcome]:
         """Read-only calls in a row on the state the last run left (see ``call``)."""
@@ -285,26 +383,6 @@ class ContractTarget:
         return hash(tuple(path_hash(branches[start:end], _status(outcome))
                           for start, end, outcome in zip(marks, ends, outcomes)))
 
-    def _resume_shorter(self, key: TxSeq, outcomes: list[TxOutcome]) -> int:
-        """Restore the longest cached head of the prefix ``key``; its length, or 0.
-
-        Structural mutations keep the head of a sequence (an insertion at position k keeps
-        ``case[:k]``), so a shorter prefix often is in the cache when the full one is not.
-        Only lengths that some entry has are looked up.
-        """
-        cache = self.prefix_cache
-        assert cache is not None
-        for length in cache.lengths_below(len(key)):
-            entry = cache.peek(key[:length])
-            if entry is not None:
-                self.chain.state.apply(entry.diff)
-                self.chain.blocks.reset(entry.env)
-                self.recorder.restore(entry.recorder)
-                outcomes.extend(entry.outcomes)
-                cache.partial_hits += 1
-                return length
-        return 0
-
     def _run_txs(self, case: TxSeq, start: int, stop: int, overrides_last: bool,
                  outcomes: list[TxOutcome]) -> None:
         """Run ``case[start:stop]`` on the current state, appending their outcomes."""
@@ -337,6 +415,16 @@ class ContractTarget:
                                           done.gas_used, done.error))
             for observer in self.step_observers:
                 observer.after_step(index, case, outcomes[-1], self)
+
+
+@dataclass(frozen=True, slots=True)
+class _Boundary:
+    """The state between two transactions of a run: journal position, block, recorder."""
+
+    snapshot: int
+    env: BlockEnv
+    recorder: RecorderMark
+    outcomes: tuple[TxOutcome, ...]
 
 
 def _status(outcome: TxOutcome) -> int:

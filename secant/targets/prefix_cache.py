@@ -56,6 +56,7 @@ _ITEM = {
     "panics": 8 + 300,  # the event; its trail and output are added below
 }
 _TRAIL_PC = 8 + 28
+_BLOCK_START = 33 + 28  # a set slot and a pc (the code hash is shared)
 _OUTCOME = 8 + 56 + 100
 
 
@@ -75,6 +76,8 @@ def approx_entry_bytes(prefix: TxSeq, diff: StateDiff, recorder: RecorderCheckpo
             size += sum(_TRAIL_PC * len(p.trail) + len(p.output) for p in values)
     for _, frozen in recorder.sets:
         size += _SET_ITEM * len(frozen)
+    for _, starts in recorder.blocks:
+        size += _BLOCK_START * len(starts)
     for outcome in outcomes:
         size += _OUTCOME + len(outcome.output) + len(outcome.error or "")
     return size
@@ -156,6 +159,23 @@ class PrefixCache:
     def lengths_below(self, length: int) -> list[int]:
         """The prefix lengths shorter than ``length`` that some entry has, longest first."""
         return sorted((n for n in self._lengths if n < length), reverse=True)
+
+    def longest_head(self, prefix: TxSeq, longer_than: int = 0
+                     ) -> tuple[int, PrefixEntry | None]:
+        """The longest cached head of ``prefix`` longer than ``longer_than``: (length, entry).
+
+        (0, None) when there is none. Structural mutations keep the head of a sequence (an
+        insertion at position k keeps ``case[:k]``), so a shorter prefix often is in the
+        cache when the full one is not. Only lengths that some entry has are looked up; the
+        entry found becomes the most recently used (not counted as a hit).
+        """
+        for length in self.lengths_below(len(prefix)):
+            if length <= longer_than:
+                break
+            entry = self.peek(prefix[:length])
+            if entry is not None:
+                return length, entry
+        return 0, None
 
     def peek(self, prefix: TxSeq) -> PrefixEntry | None:
         """The entry of ``prefix`` (now the most recently used), or None; not counted.

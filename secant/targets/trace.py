@@ -4,10 +4,11 @@ One flat inspector (rather than a fan-out of observers) because it hears of ever
 block and every JUMPI of every execution. It records those without a Python call each (the
 EVM's *recorded* tables, ``secant.evm.inspector``): every JUMPI is appended to ``branches``
 by the block code itself, every frame keeps the starts of the blocks it ran in its
-``trail``, and the recorder folds a frame's trail into ``blocks`` when the frame ends, and
-the new branches into ``edges`` when a transaction (or a side call) ends. With a recording
-that steps every instruction the EVM calls the hooks instead, which fill the same
-containers.
+``trail``, the recorder adds a frame's trail to the block starts of its code when the
+frame ends (``blocks`` is a ``BlockSet``: one set of ints per code, no tuple per block),
+and ``settle`` turns the branches logged since it last ran into ``edges`` once per run.
+With a recording that steps every instruction the EVM calls the hooks instead, which fill
+the same containers.
 
 What it always records for a whole test case (the engine reads it):
 
@@ -55,7 +56,10 @@ its oracles need, so nothing is paid for a recording nobody reads):
   costs a dict lookup per block, and a short evaluation per block holding such a site.
 
 ``checkpoint``/``restore`` save what a recorder holds after some transactions and bring it
-back later, so the prefix cache can skip re-running a test case's first transactions. The
+back later, so the prefix cache can skip re-running a test case's first transactions.
+``mark``/``rewind`` do the same for the run in progress, cheaply: a mark holds the lengths of
+the containers at a transaction boundary, and rewinding starts a new case from that boundary
+of the last one (the contract target rewinds the chain's journal beside it). The
 ``symbolic`` recording keeps everything that outlives a transaction (shadow storage, the
 variables' bindings, records) in the recorder's containers too, so a case resumed from a
 cached prefix has the same symbolic records as one run from the start.
@@ -83,7 +87,7 @@ from secant.targets.taint import (
     FlowWrap,
 )
 from secant.targets.wraps import HOOKS, PLANS
-from secant.types import BranchEvent, RunResult
+from secant.types import BlockSet, BranchEvent, RunResult
 
 if TYPE_CHECKING:
     from secant.evm.frame import Frame
@@ -198,6 +202,26 @@ class SelfdestructEvent:
     balance: int
 
 
+_REWOUND_LISTS = ("branches", "branch_marks", "sstores", "sstore_marks", "sloads", "panics",
+                  "calls", "logs", "created", "selfdestructs", "accesses", "wrapped")
+"""The per-case lists a mark measures (the recordings that step every instruction, whose
+trackers hold state of their own, are not rewound)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecorderMark:
+    """Where the recorder stood at a transaction boundary of the run (``TraceRecorder.mark``).
+
+    ``lengths`` are those of ``_REWOUND_LISTS`` in order, ``written`` the number of slots
+    written, ``blocks`` the blocks covered so far.
+    """
+
+    tx: int
+    lengths: tuple[int, ...]
+    written: int
+    blocks: tuple[tuple[bytes, frozenset[int]], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class RecorderCheckpoint:
     """What a recorder accumulated over some transactions (see ``TraceRecorder.checkpoint``).
@@ -212,6 +236,7 @@ class RecorderCheckpoint:
     lists: tuple[tuple[str, tuple[Any, ...]], ...]
     sets: tuple[tuple[str, frozenset[Any]], ...]
     dicts: tuple[tuple[str, tuple[tuple[Any, Any], ...]], ...] = ()
+    blocks: tuple[tuple[bytes, frozenset[int]], ...] = ()
 
     def container(self, name: str) -> tuple[Any, ...] | frozenset[Any]:
         """The saved contents of the recorder's container ``name`` (``KeyError`` if none).
@@ -227,6 +252,8 @@ class RecorderCheckpoint:
         for key, items in self.dicts:
             if key == name:
                 return items
+        if name == "blocks":
+            return frozenset(BlockSet.thawed(self.blocks))
         raise KeyError(name)
 
 
@@ -279,7 +306,7 @@ class TraceRecorder(Inspector):
 
     def reset(self) -> None:
         """Start a new test case with fresh containers (the old ones belong to a result)."""
-        self.blocks: set[tuple[bytes, int]] = set()
+        self.blocks = BlockSet()
         self.edges: set[tuple[bytes, int, bool]] = set()
         self.branches: list[BranchEvent] = []
         self.branch_log = self.branches
@@ -312,6 +339,7 @@ class TraceRecorder(Inspector):
         # The arithmetic recording: (tx, code hash, pc, surely wrapped or only maybe).
         self.wrapped: list[tuple[int, bytes, int, bool]] = []
         self.tx = 0
+        self._reads_start = 0  # the length of ``sloads`` when the current transaction began
         # Messages started and not yet ended, for the calls recording.
         self._open: list[tuple[int, int, int, int, int, bytes, int]] = []
 
@@ -323,12 +351,12 @@ class TraceRecorder(Inspector):
         belong to frames, which end with their transaction. The overrides are set by the
         next ``begin_tx``.
         """
-        self._fold_edges()
+        self.settle()
         lists: list[tuple[str, tuple[Any, ...]]] = []
         sets: list[tuple[str, frozenset[Any]]] = []
         dicts: list[tuple[str, tuple[tuple[Any, Any], ...]]] = []
         for name, value in vars(self).items():
-            if name.startswith("_") or name in _NOT_RECORDED:
+            if name.startswith("_") or name in _NOT_RECORDED or name == "blocks":
                 continue
             if isinstance(value, list):
                 lists.append((name, tuple(value)))
@@ -336,7 +364,8 @@ class TraceRecorder(Inspector):
                 sets.append((name, frozenset(value)))
             elif isinstance(value, dict):
                 dicts.append((name, tuple(value.items())))
-        return RecorderCheckpoint(self.tx, tuple(lists), tuple(sets), tuple(dicts))
+        return RecorderCheckpoint(self.tx, tuple(lists), tuple(sets), tuple(dicts),
+                                  self.blocks.frozen())
 
     def restore(self, checkpoint: RecorderCheckpoint) -> None:
         """Start a test case as if the checkpoint's transactions had just been recorded."""
@@ -347,9 +376,44 @@ class TraceRecorder(Inspector):
             setattr(self, name, set(frozen))
         for name, items in checkpoint.dicts:
             setattr(self, name, dict(items))
+        self.blocks = BlockSet.thawed(checkpoint.blocks)
         self.tx = checkpoint.tx
         self.branch_log = self.branches
         self._folded = len(self.branches)
+
+    @property
+    def rewindable(self) -> bool:
+        """Whether ``mark``/``rewind`` apply (not with a recording that steps instructions)."""
+        return self._taint is None and self._symbolic is None
+
+    def mark(self, unread: bool = False) -> RecorderMark:
+        """Where the recorder stands now, between two transactions (for ``rewind``).
+
+        With ``unread``, the storage reads of the transaction just recorded are left out:
+        they were recorded because it was the case's last, and a case that goes on after
+        it does not record them.
+        """
+        lengths = [len(getattr(self, name)) for name in _REWOUND_LISTS]
+        if unread:
+            lengths[_REWOUND_LISTS.index("sloads")] = self._reads_start
+        return RecorderMark(self.tx, tuple(lengths), len(self.written), self.blocks.frozen())
+
+    def rewind(self, mark: RecorderMark) -> None:
+        """Start a new case as the run that made ``mark`` stood at that boundary.
+
+        The containers are fresh copies (the last run's result keeps its own): each list
+        cut to its length at the mark, the slots written before it, the blocks covered.
+        """
+        old = [getattr(self, name) for name in _REWOUND_LISTS]
+        written = self.written
+        self.reset()
+        for name, values, length in zip(_REWOUND_LISTS, old, mark.lengths):
+            setattr(self, name, values[:length])
+        self.written = dict(islice(written.items(), mark.written))
+        self.blocks = BlockSet.thawed(mark.blocks)
+        self.tx = mark.tx
+        self.branch_log = self.branches
+        self._folded = 0
 
     @contextmanager
     def side_call(self) -> Iterator[None]:
@@ -382,7 +446,6 @@ class TraceRecorder(Inspector):
         code); the engine treats it as any branch: an edge to cover, a cost to minimise.
         """
         self.branches.append((site, pc, taken, relation, lhs, rhs))
-        self._fold_edges()
 
     def begin_tx(self, index: int, overrides: dict[int, int] | None = None,
                  override_address: int | None = None) -> None:
@@ -392,6 +455,7 @@ class TraceRecorder(Inspector):
         the state held) and overridden where ``overrides`` names the slot.
         """
         self.tx = index
+        self._reads_start = len(self.sloads)
         self.branch_marks.append(len(self.branches))
         self.sstore_marks.append(len(self.sstores))
         self.overrides = overrides or {}
@@ -460,11 +524,15 @@ class TraceRecorder(Inspector):
         self.branches.append((frame.code_hash, pc, taken, relation, lhs, rhs))
 
     def _visited(self, frame: Frame) -> None:
-        """A frame ended: its blocks join the coverage."""
-        self.blocks.update(zip(repeat(frame.code_hash), set(frame.trail)))
+        """A frame ended: its block starts join those of its code."""
+        self.blocks.starts(frame.code_hash).update(frame.trail)
 
-    def _fold_edges(self) -> None:
-        """The edges of the branches logged since the last fold join ``edges``."""
+    def settle(self) -> None:
+        """Bring ``edges`` up to date with the branches logged since the last call.
+
+        The target calls it when a run ends, before its result takes the containers (and
+        ``checkpoint`` before copying them).
+        """
         branches = self.branches
         if self._folded < len(branches):
             self.edges.update(map(_SIDE, islice(branches, self._folded, None)))
@@ -494,15 +562,9 @@ class TraceRecorder(Inspector):
         self, kind: int, target: int, depth: int, success: bool, reverted: bool, output: bytes,
         gas_left: int, error: str | None, frame: Frame | None,
     ) -> None:
-        """Fold in the frame's blocks and edges; close the call record; keep panics.
-
-        Edges are folded when a transaction (or a side call) ends; a panic re-raised by a
-        caller is not kept again.
-        """
+        """Keep the frame's blocks; close the call record; keep panics (not re-raised ones)."""
         if frame is not None:
             self._visited(frame)
-        if not depth:
-            self._fold_edges()
         if self._tracking is not None:
             self._tracking.message_end(depth, success, frame)
         if self._shadowing is not None:
@@ -573,6 +635,11 @@ class TransitionRecorder(TraceRecorder):
         """Start a new test case."""
         super().reset()
         self.transitions: set[tuple[bytes, int, int]] = set()
+
+    @property
+    def rewindable(self) -> bool:
+        """Never: a mark does not measure the transitions."""
+        return False
 
     def _visited(self, frame: Frame) -> None:
         """A frame ended: its blocks and the transitions between them are recorded."""

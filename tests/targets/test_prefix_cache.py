@@ -28,7 +28,7 @@ from secant.targets.trace import (
     TraceRecorder,
     TransitionRecorder,
 )
-from secant.types import Tx, TxOutcome, TxSeq
+from secant.types import BlockSet, Tx, TxOutcome, TxSeq
 from tests.compile.conftest import needs_node
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "contracts"
@@ -113,7 +113,7 @@ def assert_same(cached: ContractRun, plain: ContractRun) -> None:
 def containers(recorder: TraceRecorder) -> dict[str, Any]:
     """The recorder's per-case containers (those a checkpoint saves)."""
     return {name: value for name, value in vars(recorder).items()
-            if not name.startswith("_") and isinstance(value, list | set)}
+            if not name.startswith("_") and isinstance(value, list | set | BlockSet)}
 
 
 def run_both(plain: ContractTarget, cached: ContractTarget, case: TxSeq,
@@ -375,6 +375,7 @@ def stress_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 EVERY_RECORDING = frozenset(RECORDINGS) - {"transitions"}
+TRANSITIONS = frozenset({"transitions"})
 """What the equivalence tests record (transitions have a test of their own)."""
 
 
@@ -413,13 +414,18 @@ class Cases:
         return [tuple(self.tx() for _ in range(self.rng.randint(1, 4))) for _ in range(count)]
 
 
+REWOUND = EVERY_RECORDING - {"dataflow", "symbolic"}
+"""The recordings a target resumes from its last run's boundaries with (the stepping ones
+keep tracker state of their own)."""
+
+
 def equivalence(chain_a: TestChain, chain_b: TestChain, seed: int, cases: int,
                 recordings: frozenset[str] = EVERY_RECORDING, max_entries: int = 256,
-                extra: Sequence[Tx] = (), admit_after: int = 1, expect: bool = False
-                ) -> PrefixCache:
-    plain = ContractTarget(chain_a, recordings)
+                extra: Sequence[Tx] = (), admit_after: int = 1, expect: bool = False,
+                use_cache: bool = True) -> PrefixCache:
+    plain = ContractTarget(chain_a, recordings, resume=False)
     cache = PrefixCache(max_entries=max_entries, admit_after=admit_after)
-    cached = ContractTarget(chain_b, recordings, prefix_cache=cache)
+    cached = ContractTarget(chain_b, recordings, prefix_cache=cache if use_cache else None)
     gen = Cases(chain_a, seed, list(extra))
     pool = gen.prefixes(6)
     rng = gen.rng
@@ -439,6 +445,14 @@ def equivalence(chain_a: TestChain, chain_b: TestChain, seed: int, cases: int,
             case = prefix + (gen.tx(),)
         elif roll < 0.3:
             case = prefix  # the prefix itself run as a case: its own prefix is cached
+        elif roll < 0.35:
+            last = cached._last_case
+            case = last[:rng.randrange(len(last) + 1)] + (gen.tx(),)  # a last run's head
+        elif roll < 0.37:
+            # Another target runs on the same chain in between (an oracle's replay): its
+            # reset leaves nothing to rewind to.
+            ContractTarget(chain_b, frozenset({"panics"}), resume=False).run(prefix)
+            case = cached._last_case + (gen.tx(),)
         else:
             case = prefix + (gen.tx(),)
         result = run_both(plain, cached, case)
@@ -449,7 +463,10 @@ def equivalence(chain_a: TestChain, chain_b: TestChain, seed: int, cases: int,
             again = cached.run(case)
             assert_same(again, result)
             assert again.branches is not result.branches
-    assert cache.hits > 0 and cache.misses > 0
+    if use_cache:
+        assert cache.hits > 0 and cache.misses > 0
+    if cached.recorder.rewindable:
+        assert cached.rewinds > 0  # runs resumed from the last run's boundary were compared
     if expect:
         assert cache.expected_stores > 0  # heads were stored mid-run and compared
     return cache
@@ -524,8 +541,8 @@ def test_equivalence_with_transitions_and_a_tiny_cache(stress_source: Path) -> N
 def test_storage_overrides_keep_their_semantics(stress_source: Path) -> None:
     chain_a, chain_b = chain_of(stress_source, "Stress"), chain_of(stress_source, "Stress")
     cache = PrefixCache()
-    plain = ContractTarget(chain_a)
-    cached = ContractTarget(chain_b, prefix_cache=cache)
+    plain = ContractTarget(chain_a, resume=False)
+    cached = ContractTarget(chain_b, prefix_cache=cache, resume=False)
     user = chain_a.sender("user1").address
     set_slot = Tx("set(uint256,uint256)", (1, 9), user)
     overridden = replace(Tx("toggle(uint256)", (1,), user), storage=((1, 3), (4, 2)))
@@ -538,6 +555,43 @@ def test_storage_overrides_keep_their_semantics(stress_source: Path) -> None:
     lookups = cache.hits + cache.misses
     run_both(plain, cached, (set_slot, overridden, last), overrides_last=False)
     assert cache.hits + cache.misses == lookups and len(cache) == 1
+
+
+@needs_node
+@pytest.mark.parametrize(("seed", "use_cache"), [(0, True), (1, False)])
+def test_runs_resumed_from_the_last_run_equal_full_replays(stress_source: Path, seed: int,
+                                                           use_cache: bool) -> None:
+    chain_a, chain_b = chain_of(stress_source, "Stress"), chain_of(stress_source, "Stress")
+    user = chain_a.sender("user1").address
+    extra = [Tx("deposit()", (), user, 10**18), Tx("spawn()", (), user, 10**15),
+             Tx("killChild(address)", (user,), user), Tx("spawnAndKill(address)", (user,), user, 5),
+             Tx("set(uint256,uint256)", (1, 9), user), Tx("toggle(uint256)", (1,), user),
+             Tx("check(uint256)", (4,), user), Tx("remember(uint256)", (3,), user),
+             replace(Tx("maybe(uint256)", (7,), user), storage=((1, 8),))]
+    equivalence(chain_a, chain_b, seed, 300, recordings=REWOUND, extra=extra,
+                use_cache=use_cache)
+
+
+@needs_node
+def test_a_case_resumes_at_the_last_boundary_it_shares_with_the_last_run(
+        stress_source: Path) -> None:
+    chain_a, chain_b = chain_of(stress_source, "Stress"), chain_of(stress_source, "Stress")
+    plain = ContractTarget(chain_a, REWOUND, resume=False)
+    resumed = ContractTarget(chain_b, REWOUND)
+    user = chain_a.sender("user1").address
+    a, b, c, d = (Tx("set(uint256,uint256)", (slot, slot + 1), user) for slot in range(4))
+    probe = replace(c, storage=((2, 5),))
+    # (case, steps run): the shared head of the last case is not run again, the whole
+    # last case neither when it is extended; a transaction whose reads were overridden
+    # ends what the next case can share.
+    for case, steps in [((a, b, c), 3), ((a, b, d), 1), ((a, b, d, c), 1), ((a, d), 1),
+                        ((a, d), 1), ((b, a), 2), ((b, a, probe), 1), ((b, a, probe, d), 2),
+                        ((b, a, c, d), 2)]:
+        assert run_both(plain, resumed, case).steps_run == steps, case
+    # Another target on the chain resets it: nothing is left to resume from.
+    ContractTarget(chain_b, resume=False).run((d,))
+    assert run_both(plain, resumed, (b, a, c, d, a)).steps_run == 5
+    assert ContractTarget(chain_b, TRANSITIONS).recorder.rewindable is False
 
 
 @needs_node
