@@ -10,6 +10,11 @@ so a killed campaign leaves no half-written file. At the end every finding is sh
 smallest case that still shows it (``secant.campaign.shrink``, at most ``shrink_limit``
 executions each) and its file rewritten, and ``summary.json`` is written.
 
+A wall-time budget (``FuzzConfig.max_time``) is the whole campaign's, shrinking and reports
+included (:class:`TimeBudget`): fuzzing stops early enough for what comes after it, and
+shrinking stops at a deadline. An execution budget alone keeps the campaign, its shrinking
+included, a function of its seed and budget.
+
 With several workers in one process the campaign fuzzes them in turn, ``sync_every``
 executions each, and after every turn each worker imports (re-executes) the corpus
 entries the others found since the last exchange. The execution budget is the campaign's,
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -72,6 +78,81 @@ class CampaignConfig:
     reports: bool = True
 
 
+# What a time budget keeps back from fuzzing (docs/configuration.md, "The time budget").
+# The reports (summary.json, coverage LCOV and HTML, the plot with matplotlib's import, the
+# frontier, SARIF, the reproducers) took 0.5 to 1 s on the examples and on the 240-branch
+# contract of the maze bench; they hardly grow with the budget, so their reserve is a small
+# share of it within bounds. Shrinking needs time only once there are findings, so nothing
+# is kept back for it before the first one, then a tenth of the budget. Estimating the
+# shrinking work instead (replays per finding times their cost) would need what is only
+# known while shrinking: a finding took 33 to 285 replays on the maze bench, and a replay
+# of a long case costs several fuzzing executions. What shrinking leaves of its reserve goes
+# back to fuzzing (Campaign._fuzz_within_budget), so the share costs little: it bounds how
+# long fuzzing may pause for findings that are hard to shrink.
+REPORTS_RESERVE_SHARE = 0.01
+REPORTS_RESERVE_MIN_S = 1.0
+REPORTS_RESERVE_MAX_S = 5.0
+SHRINK_RESERVE_SHARE = 0.1
+SHRINK_RESERVE_MIN_S = 1.0
+RESERVE_MAX_SHARE = 0.25
+"""Neither reserve takes more than this share of a (very short) budget."""
+
+FUZZ_SLICE_S = 0.1
+"""Seconds of fuzzing between two readings of the clock of a campaign with a time budget:
+how late fuzzing may pause for shrinking."""
+
+FIRST_SLICE_EXECS = 10
+"""Executions of the first slice, before the rate of executions is known."""
+
+
+def reports_reserve(seconds: float) -> float:
+    """Seconds of a ``seconds`` budget kept for the summary and the reports."""
+    share = min(max(REPORTS_RESERVE_SHARE * seconds, REPORTS_RESERVE_MIN_S),
+                REPORTS_RESERVE_MAX_S)
+    return min(share, RESERVE_MAX_SHARE * seconds)
+
+
+def shrink_reserve(seconds: float) -> float:
+    """Seconds of a ``seconds`` budget kept for shrinking once findings wait for it."""
+    return min(max(SHRINK_RESERVE_SHARE * seconds, SHRINK_RESERVE_MIN_S),
+               RESERVE_MAX_SHARE * seconds)
+
+
+@dataclass(frozen=True)
+class TimeBudget:
+    """A campaign's wall-time budget: ``seconds`` from ``start`` (on the campaign's clock).
+
+    The end of the budget is ``start + seconds``. The reports get the last ``reports``
+    seconds, so shrinking must end by ``shrink_deadline``; fuzzing ends ``shrinking``
+    seconds earlier while findings wait to be shrunk, else at the shrink deadline too.
+    """
+
+    seconds: float
+    start: float
+    reports: float
+    shrinking: float
+
+    @classmethod
+    def of(cls, seconds: float, start: float, reports: bool, shrinking: bool) -> TimeBudget:
+        """The budget of a campaign that writes ``reports`` and shrinks (``shrinking``)."""
+        return cls(seconds, start, reports_reserve(seconds) if reports else 0.0,
+                   shrink_reserve(seconds) if shrinking else 0.0)
+
+    @property
+    def end(self) -> float:
+        """When the campaign should be over, reports written."""
+        return self.start + self.seconds
+
+    @property
+    def shrink_deadline(self) -> float:
+        """When shrinking stops: the reports' reserve before the end."""
+        return self.end - self.reports
+
+    def fuzz_deadline(self, waiting: bool) -> float:
+        """When fuzzing stops, with findings ``waiting`` to be shrunk or not."""
+        return self.shrink_deadline - (self.shrinking if waiting else 0.0)
+
+
 def worker_seed(seed: int, index: int) -> int:
     """The seed of worker ``index`` of a campaign with seed ``seed`` (worker 0 keeps it)."""
     return seed if index == 0 else seed * 1_000_003 + index
@@ -97,10 +178,18 @@ class Campaign(FuzzListener):
                  oracles: Sequence[OracleFactory] | None = None,
                  functions: Sequence[FunctionSpec] | None = None,
                  senders: Sequence[int] | None = None, block_steps: bool = True,
-                 manifest: Manifest | None = None) -> None:
+                 manifest: Manifest | None = None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         chains = [chain] if isinstance(chain, TestChain) else list(chain)
         if not chains:
             raise ValueError("a campaign needs at least one chain")
+        # A time budget counts from here: the code is compiled and deployed, the workers
+        # are about to be built (their fuzzers' clocks start a moment later).
+        self.clock = clock
+        seconds = config.fuzz.max_time
+        self.budget = None if seconds is None else TimeBudget.of(
+            seconds, clock(), reports=config.out is not None,
+            shrinking=config.shrink_limit > 0)
         self.chain = chains[0]
         self.config = config
         self.findings: dict[tuple[object, ...], Finding] = {}
@@ -137,6 +226,8 @@ class Campaign(FuzzListener):
         if config.out is not None:
             (config.out / "corpus").mkdir(parents=True, exist_ok=True)
             (config.out / "findings").mkdir(parents=True, exist_ok=True)
+        if self.budget is not None:
+            self._limit_fuzzing(self.budget)
 
     @property
     def fuzzer(self) -> Fuzzer:
@@ -193,10 +284,10 @@ class Campaign(FuzzListener):
                 # A summary saying "running" from the start: a campaign killed at any
                 # moment leaves the manifest ``--resume`` rebuilds it from.
                 self._write_summary()
-            if len(self.workers) == 1:
-                self.workers[0].fuzz()
+            if self.budget is None:
+                self._fuzz()
             else:
-                self._run_in_turns()
+                self._fuzz_within_budget()
         except KeyboardInterrupt:
             self.interrupted = True
             raise
@@ -205,16 +296,96 @@ class Campaign(FuzzListener):
             raise
         return self.finish()
 
+    def _fuzz(self) -> None:
+        """Fuzz until the workers' budgets are spent (or their policies have nothing more)."""
+        if len(self.workers) == 1:
+            self.workers[0].fuzz()
+        else:
+            self._run_in_turns()
+
+    def _fuzz_within_budget(self) -> None:
+        """Fuzz and shrink within the time budget, leaving the reports their reserve.
+
+        Fuzzing stops at the budget's fuzz deadline, earlier while findings wait to be
+        shrunk (``TimeBudget.fuzz_deadline``); they are shrunk until the shrink deadline,
+        and whatever time shrinking left goes back to fuzzing (the policy keeps its place),
+        until the time is up, the execution budget is spent or the policy has nothing more.
+        A finding found meanwhile pauses fuzzing again, to be shrunk in the time left.
+        ``finish`` then has nothing left to shrink (but what Ctrl-C left) and writes the
+        reports.
+        """
+        budget = self.budget
+        assert budget is not None
+        while True:
+            more = self._fuzz_until_pause(budget)
+            if not self._to_shrink():
+                return
+            if self.config.out is not None:
+                self._write_summary()  # the findings as found, before shrinking
+            self.shrink_findings()
+            if (not more or (self.shrinking is not None and self.shrinking.interrupted)
+                    or self.clock() >= budget.fuzz_deadline(False)):
+                return
+
+    def _fuzz_until_pause(self, budget: TimeBudget) -> bool:
+        """Fuzz in slices until the fuzz deadline; whether fuzzing could go on after it.
+
+        The deadline comes the shrinking reserve earlier as soon as a finding waits to be
+        shrunk, and the campaign's clock is read between slices of about ``FUZZ_SLICE_S``
+        seconds (``_slice``): the engine's loop keeps its own limit, the end of the
+        budget's fuzzing (``_limit_fuzzing``), because reaching it also ends the policy's
+        rounds for good; a pause for shrinking must stop the loop from outside, and the
+        policy keeps its place between slices.
+        """
+        while True:
+            now = self.clock()
+            pause = budget.fuzz_deadline(bool(self._to_shrink()))
+            if now >= pause:
+                return now < budget.fuzz_deadline(False)
+            before = sum(w.fuzzer.stats.execs for w in self.workers)
+            if len(self.workers) == 1:
+                self.workers[0].fuzz(self._slice(pause - now))
+            else:
+                self._turn()
+            if sum(w.fuzzer.stats.execs for w in self.workers) == before:
+                return False  # the time is up, the budget spent or nothing more to propose
+
+    def _slice(self, seconds: float) -> int:
+        """About ``min(seconds, FUZZ_SLICE_S)`` of fuzzing, in executions at the rate so far."""
+        stats = self.fuzzer.stats
+        if not stats.execs:
+            return FIRST_SLICE_EXECS
+        rate = stats.execs / max(stats.elapsed, 1e-9)
+        return max(1, int(rate * min(seconds, FUZZ_SLICE_S)))
+
+    def _limit_fuzzing(self, budget: TimeBudget) -> None:
+        """Make the budget's fuzz deadline the workers' own time limit.
+
+        A worker's limit is its fuzzer's ``max_time`` (the engine's loop compares it with
+        the fuzzer's elapsed time after every execution): the fuzzer's elapsed time now
+        plus the time left on the campaign's clock. Each worker's ``FuzzConfig`` is its own
+        (``__init__`` made it), so setting it in place changes no other worker's, nor the
+        campaign's configuration the manifest records.
+        """
+        left = budget.fuzz_deadline(False) - self.clock()
+        for worker in self.workers:
+            fuzzer = worker.fuzzer
+            fuzzer.config.max_time = fuzzer.stats.elapsed + left
+
     def _run_in_turns(self) -> None:
         """Every worker fuzzes ``sync_every`` executions, then they exchange new cases."""
         while True:
             before = sum(w.fuzzer.stats.execs for w in self.workers)
-            for worker in self.workers:
-                if not worker.fuzzer.exhausted():
-                    worker.fuzz(self.config.sync_every)
-            self.exchange()
+            self._turn()
             if sum(w.fuzzer.stats.execs for w in self.workers) == before:
                 return  # every worker is done (or has nothing left to propose)
+
+    def _turn(self) -> None:
+        """One turn: each worker not done fuzzes ``sync_every`` executions, then exchange."""
+        for worker in self.workers:
+            if not worker.fuzzer.exhausted():
+                worker.fuzz(self.config.sync_every)
+        self.exchange()
 
     def exchange(self) -> None:
         """Each worker imports the cases the others added to their corpora since last time."""
@@ -342,16 +513,34 @@ class Campaign(FuzzListener):
         counters do not change), and its file is written again once it is shrunk. Ctrl-C
         stops shrinking: the finding being shrunk keeps the smallest failing case found so
         far, the findings not shrunk yet keep the case found.
+
+        With a time budget shrinking also stops at the budget's shrink deadline, likewise:
+        each finding gets an equal share of the time left (what one leaves goes to the
+        next), and the progress says ``out_of_time`` when a finding was cut short or left
+        as found.
         """
         todo = self._to_shrink()
         if not todo:
             return
         worker = self.workers[0]
         space = worker.shrink_space()
-        progress = self.shrinking = ShrinkProgress(len(todo))
+        progress = self.shrinking
+        if progress is None:
+            progress = self.shrinking = ShrinkProgress(len(todo))
+        # Shrinking again (a time budget's fuzzing went on after the last round): the
+        # findings done so far and those waiting now.
+        progress.total = progress.done + len(todo)
+        deadline = self.budget.shrink_deadline if self.budget is not None else None
         try:
-            for finding in todo:
-                self._shrink(finding, worker, space, progress)
+            for index, finding in enumerate(todo):
+                until = None
+                if deadline is not None:
+                    now = self.clock()
+                    if now >= deadline:
+                        progress.out_of_time = True  # the rest stay as found
+                        break
+                    until = now + (deadline - now) / (len(todo) - index)
+                self._shrink(finding, worker, space, progress, until)
         except KeyboardInterrupt:
             progress.interrupted = True
         finally:
@@ -359,13 +548,15 @@ class Campaign(FuzzListener):
             self._refresh()
 
     def _shrink(self, finding: Finding, worker: Worker, space: ShrinkSpace,
-                progress: ShrinkProgress) -> None:
+                progress: ShrinkProgress, deadline: float | None = None) -> None:
         """Shrink one finding; replace its case, sequence and detail by the shrunk ones.
 
         The finding each failing replay showed is kept, so the shrunk finding's own words
         (a property's "after N transactions") cost no execution beyond the budget. A
         KeyboardInterrupt keeps the smallest failing case found so far, then stops
-        shrinking (it goes on up to ``shrink_findings``).
+        shrinking (it goes on up to ``shrink_findings``). At ``deadline`` (on the campaign's
+        clock) shrinking stops likewise and the finding's ``shrink`` says ``out_of_time``;
+        a finding the deadline left no execution is left as found (not shrunk).
         """
         original = finding.case or ()
         shown: dict[TxSeq, Finding] = {}
@@ -381,7 +572,7 @@ class Campaign(FuzzListener):
             self._refresh()
 
         shrinker = progress.active = Shrinker(run, finding.key, self.config.shrink_limit,
-                                              space, ran)
+                                              space, ran, deadline=deadline, clock=self.clock)
         interrupted: KeyboardInterrupt | None = None
         try:
             try:
@@ -397,6 +588,12 @@ class Campaign(FuzzListener):
             stats = {"execs": shrinker.execs, "tx_before": len(original),
                      "tx_after": len(original), "reproduced": False, "complete": False,
                      "error": f"{type(exc).__name__}: {exc}"}
+        if stats.get("out_of_time"):
+            progress.out_of_time = True
+            if not stats["execs"]:
+                progress.active = None
+                return  # not a single replay in time: left as found, as if not reached
+            progress.cut_short += 1
         finding.original_case = original
         finding.original_sequence = finding.sequence
         finding.original_detail = finding.detail
@@ -479,7 +676,11 @@ class Campaign(FuzzListener):
                                  "findings": shrinking.done, "execs": shrinking.execs,
                                  "tx_before": shrinking.tx_before,
                                  "tx_after": shrinking.tx_after,
-                                 "interrupted": shrinking.interrupted}
+                                 "interrupted": shrinking.interrupted,
+                                 "out_of_time": shrinking.out_of_time,
+                                 "cut_short": shrinking.cut_short,
+                                 "not_shrunk": sum(1 for f in self.findings.values()
+                                                   if f.shrink is None and f.case)}
         for oracle in self.oracles:
             summary.update(oracle.summary(self.findings))
         cache = self.workers[0].target.prefix_cache

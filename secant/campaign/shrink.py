@@ -34,10 +34,16 @@ Every candidate stays valid for its type: an integer moves between 0 and its val
 ``uint8`` stays below 256 and an ``int8`` above -129. A candidate already run is not run
 again (the answers are remembered), and nothing is random: the same case, key, runner and
 budget give the same result.
+
+A campaign with a time budget also gives the shrinker a ``deadline`` (on its ``clock``):
+once it has passed, no candidate runs and the smallest failing case so far is the result
+(``out_of_time``), as when the execution budget is spent. Without a deadline (an execution
+budget) shrinking depends on nothing but its inputs.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -90,7 +96,8 @@ class ShrinkResult:
 
     ``reproduced`` is False when the original case did not show the key when run again
     (then ``case`` is the original); ``complete`` is True when the passes reached a fixed
-    point, False when the budget ran out first.
+    point, False when the budget ran out first; ``out_of_time`` is True when the deadline
+    passed first.
     """
 
     case: TxSeq
@@ -98,6 +105,7 @@ class ShrinkResult:
     execs: int
     reproduced: bool
     complete: bool
+    out_of_time: bool = False
 
     @property
     def tx_before(self) -> int:
@@ -110,30 +118,41 @@ class ShrinkResult:
         return len(self.case)
 
     def stats(self) -> dict[str, Any]:
-        """The figures a finding's ``shrink`` entry reports."""
-        return {"execs": self.execs, "tx_before": self.tx_before, "tx_after": self.tx_after,
-                "reproduced": self.reproduced, "complete": self.complete}
+        """The figures a finding's ``shrink`` entry reports (``out_of_time`` only when so)."""
+        stats: dict[str, Any] = {"execs": self.execs, "tx_before": self.tx_before,
+                                 "tx_after": self.tx_after, "reproduced": self.reproduced,
+                                 "complete": self.complete}
+        if self.out_of_time:
+            stats["out_of_time"] = True
+        return stats
 
 
 class _BudgetSpent(Exception):
-    """The execution budget is spent: the passes stop where they are."""
+    """The execution budget is spent, or the deadline passed: the passes stop where they are."""
 
 
 class Shrinker:
     """Shrinks one finding's case (see the module docstring).
 
     ``on_exec`` is called after every execution (a progress display); ``execs`` counts
-    them and ``current`` is the smallest failing case so far.
+    them and ``current`` is the smallest failing case so far. ``deadline``, a time on
+    ``clock``, stops shrinking as the execution budget does (None: no deadline);
+    ``out_of_time`` then says it did.
     """
 
     def __init__(self, run: Runner, key: Key, limit: int = DEFAULT_SHRINK_LIMIT,
                  space: ShrinkSpace | None = None,
-                 on_exec: Callable[[Shrinker], None] | None = None) -> None:
+                 on_exec: Callable[[Shrinker], None] | None = None, *,
+                 deadline: float | None = None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         self.run = run
         self.key = key
         self.limit = limit
         self.space = space if space is not None else ShrinkSpace()
         self.on_exec = on_exec
+        self.deadline = deadline
+        self.clock = clock
+        self.out_of_time = False
         self.execs = 0
         self.current: TxSeq = ()
         self.original: TxSeq = ()
@@ -168,7 +187,7 @@ class Shrinker:
         reproduced = self._answers.get(self.original, False)
         case = self.current if reproduced else self.original
         return ShrinkResult(case, self.original, self.execs, reproduced,
-                            complete and reproduced)
+                            complete and reproduced, self.out_of_time)
 
     def _fails(self, case: TxSeq) -> bool:
         """Whether ``case`` shows the key (each distinct case runs once)."""
@@ -176,6 +195,9 @@ class Shrinker:
         if known is not None:
             return known
         if self.execs >= self.limit:
+            raise _BudgetSpent
+        if self.deadline is not None and self.clock() >= self.deadline:
+            self.out_of_time = True
             raise _BudgetSpent
         shown = self.run(case)
         self.execs += 1  # a run that raised (Ctrl-C) does not count
@@ -428,7 +450,12 @@ def shrink(run: Runner, key: Key, case: TxSeq, limit: int = DEFAULT_SHRINK_LIMIT
 
 @dataclass
 class ShrinkProgress:
-    """Where a campaign's shrinking stands, for the progress display and the summary."""
+    """Where a campaign's shrinking stands, for the progress display and the summary.
+
+    ``out_of_time`` says the campaign's time budget stopped shrinking before every
+    finding was shrunk to a fixed point (``cut_short`` of them partly: the smallest failing
+    case found so far is kept; the others are left as found).
+    """
 
     total: int
     done: int = 0
@@ -437,6 +464,8 @@ class ShrinkProgress:
     tx_after: int = 0
     active: Shrinker | None = None
     interrupted: bool = False
+    out_of_time: bool = False
+    cut_short: int = 0
 
     def row(self) -> str:
         """One line: the finding being shrunk, or what shrinking gave."""
@@ -444,7 +473,8 @@ class ShrinkProgress:
         if shrinker is not None:
             return (f"finding {self.done + 1}/{self.total}: {len(shrinker.original)} -> "
                     f"{len(shrinker.current)} txs, {shrinker.execs:,} execs")
-        state = "interrupted, " if self.interrupted else ""
+        state = ("interrupted, " if self.interrupted
+                 else "out of time, " if self.out_of_time else "")
         return (f"{state}{self.done}/{self.total} findings, {self.tx_before} -> "
                 f"{self.tx_after} txs, {self.execs:,} execs")
 

@@ -111,8 +111,9 @@ def expert_command(
 
     Every transaction is chosen by z3 to cover the most new code from the state the
     sequence so far reached (one transaction ahead, depth first). Oracles, corpus,
-    findings and reports are as in secant fuzz. Exit codes: 0 done, 2 bad input or
-    options, 3 secant itself failed (the traceback is in OUT/traceback.txt).
+    findings, reports and the --time budget (shrinking and reports included) are as in
+    secant fuzz. Exit codes: 0 done, 2 bad input or options, 3 secant itself failed (the
+    traceback is in OUT/traceback.txt).
     """
     from secant.cli.settings import merged_options
 

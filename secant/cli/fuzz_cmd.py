@@ -241,7 +241,9 @@ def fuzz_command(
     """Fuzz a contract, a harness or a Foundry test contract; write OUT/summary.json.
 
     A Foundry test contract (or a project folder, for each test contract in it) runs its
-    invariants over the contracts setUp() created, and its fuzz tests. Exit codes: 0 done
+    invariants over the contracts setUp() created, and its fuzz tests. --time counts from
+    the start of fuzzing (the code compiled and deployed) and covers shrinking the findings
+    and writing the reports too: fuzzing stops early enough for them. Exit codes: 0 done
     (findings or not), 1 findings with --fail-on-findings, 2 bad input or options, 3 secant
     itself failed (the traceback is in OUT/traceback.txt).
     """
@@ -582,6 +584,30 @@ def _list_oracles(value: bool) -> None:
     raise typer.Exit(0)
 
 
+def _shrink_note(finding: dict[str, Any], shrinking: dict[str, Any] | None) -> str | None:
+    """What shrinking did to a finding (of ``summary.json``), in words; None: nothing.
+
+    ``shrinking`` is the summary's ``shrink`` section (None: shrinking did not run).
+    """
+    shrunk = finding.get("shrink")
+    if shrunk is None:
+        if shrinking is None or not finding["sequence"]:
+            return None
+        return "not shrunk: " + ("shrinking was interrupted" if shrinking.get("interrupted")
+                                 else "the time budget ran out first")
+    late = bool(shrunk.get("out_of_time"))
+    if finding["sequence"] != finding["original_sequence"]:
+        before = shrunk["tx_before"]
+        return (f"shrunk from {before} transaction{'s' if before != 1 else ''} in "
+                f"{shrunk['execs']} execs{', cut short by the time budget' if late else ''}; "
+                "the case found is in the finding's file")
+    if late:
+        return f"not shrunk: the time budget ran out after {shrunk['execs']} execs"
+    if not shrunk.get("reproduced", True):
+        return "not shrunk: the case did not show the finding again alone"
+    return None
+
+
 def _print_frontier(campaign: Campaign, out: Path) -> None:
     """The top of the frontier, one line per branch side, and where the reports are."""
     from secant.report.frontier import top_lines
@@ -607,13 +633,14 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
         typer.echo(f"  [{finding['kind']}] {finding['contract']}.{finding['function']} at "
                    f"{where}: {finding['detail']} (after {finding['execs_to_find']} execs)")
         typer.echo(f"      sequence: {json.dumps(finding['sequence'])}")
-        shrunk = finding.get("shrink")
-        if shrunk and finding["sequence"] != finding["original_sequence"]:
-            typer.echo(f"      (shrunk from {shrunk['tx_before']} transaction"
-                       f"{'s' if shrunk['tx_before'] != 1 else ''} in {shrunk['execs']} execs; "
-                       f"the case found is in the finding's file)")
-        elif shrunk and not shrunk.get("reproduced", True):
-            typer.echo("      (not shrunk: the case did not show the finding again alone)")
+        note = _shrink_note(finding, summary.get("shrink"))
+        if note:
+            typer.echo(f"      ({note})")
+    shrinking = summary.get("shrink")
+    if findings and shrinking and (shrinking.get("out_of_time") or shrinking.get("interrupted")):
+        why = "interrupted" if shrinking.get("interrupted") else "the time budget ran out"
+        typer.echo(f"  shrinking stopped early ({why}): secant shrink {out} shrinks the "
+                   "findings further")
     for prop in summary.get("properties", []):
         if prop["status"] == "optimized":
             typer.echo(f"  [optimize] {prop['contract']}.{prop['function']}: best {prop['best']}"

@@ -360,7 +360,8 @@ def test_one_step_shrinks_to_one_call_with_the_simplest_arguments(tmp_path: Path
     assert summary["findings"] == [on_disk]
     assert summary["shrink"] == {"limit": DEFAULT_SHRINK_LIMIT, "findings": 1,
                                  "execs": finding.shrink["execs"], "tx_before": 1,
-                                 "tx_after": 1, "interrupted": False}
+                                 "tx_after": 1, "interrupted": False, "out_of_time": False,
+                                 "cut_short": 0, "not_shrunk": 0}
 
 
 @needs_node
