@@ -21,11 +21,12 @@ is fixed:
   reverted in secant is sent with its outcome ignored;
 * **check**: an assertion or another panic is the last call reverting with that panic (a
   plain call, not ``vm.expectRevert``: forge reports ``panic: assertion failed (0x01)``);
-  an ``AssertionFailed`` event is looked for in the recorded logs; a property is called
-  after the sequence and must hold; a Foundry invariant or ``afterInvariant()`` must not
-  revert; a fuzz test's call is the failing last call; leaking ether, and reentrancy that
-  paid the attacker more than it brought in, assert that the attacker side did not end
-  richer; freezing ether that the contract received nothing;
+  an ``AssertionFailed`` event is looked for in the recorded logs (a line that both emits
+  it and asserts is checked by the signal its case shows, :func:`checks_event`); a
+  property is called after the sequence and must hold; a Foundry invariant or
+  ``afterInvariant()`` must not revert; a fuzz test's call is the failing last call;
+  leaking ether, and reentrancy that paid the attacker more than it brought in, assert that
+  the attacker side did not end richer; freezing ether that the contract received nothing;
   an arbitrary storage write that no SSTORE wrote the campaign's target slot
   (``vm.startStateDiffRecording``); a suicidal contract that it still holds its ether.
 
@@ -59,7 +60,7 @@ from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.evm.instructions.system import create_address
 from secant.files import write_atomic
-from secant.oracles.assertion import assertion_event_topics
+from secant.oracles.assertion import EVENT_DETAIL, assertion_event_topics
 from secant.oracles.property import Property, find_properties
 from secant.report.solidity import Builder, Inexpressible, checksum
 from secant.targets.contract import ContractTarget
@@ -530,6 +531,53 @@ class _Writer:
         return env.number, env.timestamp, env.prev_randao
 
 
+_PANIC_DETAIL = re.compile(r"Panic\(0x([0-9a-fA-F]+)\)")
+"""A panic's words in a finding's detail (``secant.oracles.assertion.PanicSite.detail``)."""
+
+_INVALID_DETAIL = "INVALID opcode reached"
+"""The start of the words of an ``assert`` of solc < 0.8 (the INVALID opcode)."""
+
+
+def checks_event(finding: Finding) -> bool:
+    """Whether the test of an assertion finding looks for ``AssertionFailed`` in the logs.
+
+    A key ending in ``event`` is an emitted event's, or that of a line that both emits the
+    event and asserts (``secant.oracles.assertion.shared_site_key``). Such a line's finding
+    may show either signal or both, and its detail names those its case shows (joined by
+    ``"; "``): a shrunk case may keep only the failing assert (``if (c) emit
+    AssertionFailed(); assert(d);`` with ``c`` false), and a test looking for the event
+    would then pass with the bug still there. So the check follows the detail: the event
+    when it is named (when the assert fails too, the event check holds as well: the logs
+    keep an event whose call the assert reverted), else the panic. Words that name neither
+    (a detail written by hand) keep the key's check, the event.
+    """
+    if finding.key[-1] != "event":
+        return False
+    signals = finding.detail.split("; ")
+    return EVENT_DETAIL in signals or not any(
+        _PANIC_DETAIL.match(signal) or signal.startswith(_INVALID_DETAIL)
+        for signal in signals)
+
+
+def _panic_code(finding: Finding) -> int | None:
+    """The Panic code a finding's test expects (None: any panic, or INVALID).
+
+    A panic's key ends in its code; a shared line's key ends in ``event``, and its code is
+    in the detail (INVALID, solc < 0.8's assert, has none).
+    """
+    key = finding.key
+    if len(key) < 4:
+        return None
+    if key[-1] != "event":
+        code = key[-1]
+        return code if isinstance(code, int) else None
+    for signal in finding.detail.split("; "):
+        match = _PANIC_DETAIL.match(signal)
+        if match is not None:
+            return int(match.group(1), 16)
+    return None
+
+
 @dataclass
 class _Check:
     """The end of one finding's test: what is asserted, and how far the case is replayed."""
@@ -544,14 +592,14 @@ class _Check:
     def __post_init__(self) -> None:
         self.replayed = len(self.case)
         oracle = self.finding.oracle or self.finding.kind
-        if oracle in ("assertion", "panic") and self.finding.key[-1] != "event":
+        if oracle in ("assertion", "panic") and not checks_event(self.finding):
             self._panic()
         elif oracle == "fuzz-test":
             self.final_call = bool(self.case)
 
     def _panic(self) -> None:
         """Replay up to the transaction that panicked in secant, and let it fail."""
-        code = self.finding.key[-1] if len(self.finding.key) >= 4 else None
+        code = _panic_code(self.finding)
         for index, outcome in enumerate(self.outcomes):
             output = outcome.output
             panicked = (output[:4] == PANIC_SELECTOR
@@ -567,7 +615,7 @@ class _Check:
         """Statements before the first transaction."""
         oracle = self.finding.oracle
         writer = self.writer
-        if oracle in ("assertion", "panic") and self.finding.key[-1] == "event":
+        if oracle in ("assertion", "panic") and checks_event(self.finding):
             writer.needs_assertion_events = writer.needs_vm_types = True
             return ["        vm.recordLogs();"]
         if _weighs_attackers(self.finding):
@@ -593,7 +641,7 @@ class _Check:
         finding = self.finding
         oracle = finding.oracle or finding.kind
         if oracle in ("assertion", "panic"):
-            if finding.key[-1] == "event":
+            if checks_event(finding):
                 return ["        _assertNoAssertionFailed(vm.getRecordedLogs());"]
             if self.final_call:
                 return ["        // The last call reverted with the panic in secant: a plain "
