@@ -31,11 +31,12 @@ SenderFlag = Annotated[list[str] | None, typer.Option(
     "--sender", metavar="ADDRESS", help="An address that sends transactions (repeat; "
                                         "default: three users and two attackers).")]
 TimeFlag = Annotated[str | None, typer.Option(
-    "--time", help="Wall-time budget, e.g. 30s, 5m, 1h (default 5m without --execs).")]
+    "--time", help="Wall-time budget from the start of fuzzing, shrinking and reports "
+                   "included, e.g. 30s, 5m, 1h (default 5m without --execs).")]
 SeedFlag = Annotated[int, typer.Option("--seed", help="Campaign seed.")]
 ShrinkLimitFlag = Annotated[int, typer.Option(
     "--shrink-limit", help="Executions spent at most on shrinking each finding's case "
-                           "after the campaign (0: report findings unshrunk).")]
+                           "(0: report findings unshrunk).")]
 ForkFlag = Annotated[str, typer.Option("--fork", help="EVM fork of the chain.")]
 OraclesFlag = Annotated[str | None, typer.Option(
     "--oracles", help="Comma-separated oracles to run (default: all; see "
