@@ -240,17 +240,26 @@ def _is_const(expr: str) -> bool:
 class _BlockWriter:
     """Writes one block function; holds the virtual stack while doing so."""
 
-    def __init__(self, variant: int, jumpdests: frozenset[int]) -> None:
+    def __init__(self, variant: int, jumpdests: frozenset[int], fork: Fork, code_len: int,
+                 blocks: dict[int, list[Instruction]] | None = None) -> None:
         self.variant = variant
         self.jumpdests = jumpdests
+        self.fork = fork
+        self.code_len = code_len
+        # With ``blocks``, a block runs on into its static successors (``exit_to``).
+        self.blocks = blocks or {}
         self.lines: list[str] = []
         self.items: list[str] = []
         self.meta: dict[str, tuple[str, str, str]] = {}
         self.counter = 0
+        self.indent = "    "
+        self.path: list[int] = []  # the blocks being written, outermost first
+        self.budget = FUSE_INSTRUCTIONS
+        self.fused = False
 
     # -------------------------------------------------------------- virtual stack
     def emit(self, line: str) -> None:
-        self.lines.append("    " + line)
+        self.lines.append(self.indent + line)
 
     def local(self) -> str:
         self.counter += 1
@@ -316,16 +325,101 @@ class _BlockWriter:
         else:
             self.emit(f"f.evm.inspector.on_branch(f, {pc}, {outcome})")
 
+    def word_end(self, offset: str) -> str:
+        """An expression for ``offset + 32`` (folded for a constant, a local otherwise)."""
+        if _is_const(offset):
+            return hex(int(offset, 0) + 32)
+        name = self.local()
+        self.emit(f"{name} = {offset} + 32")
+        return name
+
     def jump_target(self, dest: str) -> None:
-        """Emit the return to ``dest`` with its validity check."""
-        if _is_const(dest):
-            if int(dest, 0) in self.jumpdests:
-                self.emit(f"return {dest}")
+        """Emit the jump to ``dest`` with its validity check."""
+        known = _known(dest)
+        if known is not None:
+            if known in self.jumpdests:
+                self.exit_to(known)
             else:
                 self.emit("raise InvalidJump")
         else:
             self.emit(f"if {dest} not in JD: raise InvalidJump")
             self.emit(f"return {dest}")
+
+    def exit_to(self, target: int) -> None:
+        """Leave the block for the one at ``target``: run on into it, or return its pc.
+
+        The successor is written inline (``block``) while the function stays within
+        ``FUSE_DEPTH`` blocks and ``FUSE_INSTRUCTIONS`` instructions and ``target`` is not
+        already being written (a loop). The virtual stack goes with it, as it would go
+        through the real stack (``cross``).
+        """
+        instrs = self.blocks.get(target)
+        if (instrs is None or target in self.path or len(self.path) > FUSE_DEPTH
+                or len(instrs) > self.budget):
+            self.flush()
+            self.emit(f"return {target}")
+            return
+        self.budget -= len(instrs)
+        self.cross()
+        if self.variant == RECORDED:
+            self.emit(f"V({target})")  # as the interpreter's loop records a block's entry
+        self.fused = True
+        self.block(target, instrs)
+
+    def cross(self) -> None:
+        """What leaving a block does to the virtual stack, for the block written next.
+
+        Exactly what a flush would make of it for a block that reads the real stack: the
+        last comparison leaving the block is remembered for ``escaped``, and the items lose
+        what only the block knew of them (their comparisons; that they are constants:
+        wrapped in parentheses, a constant is an expression like any other, except as a
+        jump destination or a JUMPI's decided condition, which ``_known`` still reads).
+        """
+        if self.variant != PLAIN:
+            for item in reversed(self.items):
+                meta = self.meta.get(item)
+                if meta is not None:
+                    rel, lhs, rhs = meta
+                    self.emit(f"f.cmp = ({item}, '{rel}', {lhs}, {rhs})")
+                    break
+        self.meta = {}
+        self.items = [f"({item})" if _is_const(item) else item for item in self.items]
+
+    def block(self, start: int, instrs: list[Instruction]) -> None:
+        """Write the block at ``start``: its checks, its instructions and its exit."""
+        gas, low, high = _checks(instrs, self.fork)
+        inherited = len(self.items)  # stack items the virtual stack still holds
+        if gas:
+            self.emit(f"g = f.gas - {gas}")
+            self.emit("if g < 0: raise OutOfGas")
+            self.emit("f.gas = g")
+        under = -low - inherited
+        if under > 0 or high > 0:
+            self.emit("n = len(s)")
+            if under > 0:
+                self.emit(f"if n < {under}: raise StackUnderflow")
+            if high > 0:
+                self.emit(f"if n > {STACK_LIMIT - high - inherited}: raise StackOverflow")
+        self.path.append(start)
+        last_pc, last_op, _ = instrs[-1]
+        info = OPS.get(last_op)
+        code_len = self.code_len
+        end_pc = min(last_pc + 1 + (info.immediate if info else 0), code_len)
+        for pc, op, value in instrs:
+            info = OPS.get(op)
+            next_pc = min(pc + 1 + (info.immediate if info else 0), code_len)
+            if self.variant == STEPPED:
+                self.flush()
+                self.emit(f"f.pc = {pc}")
+                self.emit(f"f.evm.inspector.on_step(f, {pc}, {op}, s)")
+            if op == CODESIZE:  # a constant of the code
+                self.push(hex(code_len))
+                continue
+            if self.instruction(pc, op, value, next_pc, self.fork):
+                break
+        else:
+            self.exit_to(end_pc)
+        self.path.pop()
 
     def instruction(self, pc: int, op: int, value: int, next_pc: int, fork: Fork) -> bool:
         """Emit one instruction; return True if it ended the function."""
@@ -400,19 +494,27 @@ class _BlockWriter:
             if traced:
                 self.emit(f"f.evm.inspector.on_block_value(f, {pc}, {op}, {name})")
         elif op == MLOAD:
+            # Inline when memory already covers the word; the helper grows it (and charges).
             a = self.pop()
-            self.assign(f"mload(f, {a})")
+            end = self.word_end(a)
+            self.assign(f"int.from_bytes(f.memory[{a}:{end}], 'big') if {end} <= len(f.memory) "
+                        f"else mload(f, {a})")
         elif op == MSTORE:
             a = self.pop()
             b = self.pop()
-            self.emit(f"mstore(f, {a}, {b})")
+            end = self.word_end(a)
+            self.emit(f"if {end} <= len(f.memory): f.memory[{a}:{end}] = {b}.to_bytes(32, 'big')")
+            self.emit(f"else: mstore(f, {a}, {b})")
         elif op == MSTORE8:
             a = self.pop()
             b = self.pop()
             self.emit(f"mstore8(f, {a}, {b})")
         elif op == CALLDATALOAD:
+            # Inline when the word lies inside the calldata; the helper pads with zeros.
             a = self.pop()
-            self.assign(f"calldataload(f, {a})")
+            end = self.word_end(a)
+            self.assign(f"int.from_bytes(f.calldata[{a}:{end}], 'big') if {end} <= "
+                        f"len(f.calldata) else calldataload(f, {a})")
         elif op == KECCAK256:
             a = self.pop()
             b = self.pop()
@@ -453,18 +555,21 @@ class _BlockWriter:
                     rel, lhs, rhs = meta or ("ne", cond, "0")
                     self.branch(pc, f"{cond} != 0, '{rel}', {lhs}, {rhs}")
             self.flush()
-            if _is_const(cond):
-                if int(cond, 0):
+            known = _known(cond)
+            if known is not None:
+                if known:
                     self.jump_target(dest)
                 else:
-                    self.emit(f"return {next_pc}")
+                    self.exit_to(next_pc)
                 return True
-            self.lines.append(f"    if {cond}:")
-            body_start = len(self.lines)
+            self.emit(f"if {cond}:")
+            # Both sides start from the flushed stack: what the taken side wrote inline
+            # (its virtual stack, its comparisons) is not the other side's.
+            outer, meta = self.indent, dict(self.meta)
+            self.indent += "    "
             self.jump_target(dest)
-            for i in range(body_start, len(self.lines)):
-                self.lines[i] = "    " + self.lines[i]
-            self.emit(f"return {next_pc}")
+            self.indent, self.items, self.meta = outer, [], meta
+            self.exit_to(next_pc)
             return True
         elif op == STOP:
             self.emit(f"f.pc = {pc}")
@@ -494,15 +599,8 @@ class _BlockWriter:
         return False
 
 
-def block_source(
-    name: str,
-    instrs: list[Instruction],
-    fork: Fork,
-    variant: int,
-    jumpdests: frozenset[int],
-    code_len: int,
-) -> str:
-    """Python source of the function for one basic block."""
+def _checks(instrs: list[Instruction], fork: Fork) -> tuple[int, int, int]:
+    """A block's static gas and the lowest and highest stack heights it reaches (relative)."""
     gas = low = high = height = 0
     for _, op, _ in instrs:
         info = OPS.get(op)
@@ -513,37 +611,50 @@ def block_source(
         low = min(low, height)
         height += info.pushes
         high = max(high, height)
-    w = _BlockWriter(variant, jumpdests)
-    if gas:
-        w.emit(f"g = f.gas - {gas}")
-        w.emit("if g < 0: raise OutOfGas")
-        w.emit("f.gas = g")
-    if low < 0 or high > 0:
-        w.emit("n = len(s)")
-        if low < 0:
-            w.emit(f"if n < {-low}: raise StackUnderflow")
-        if high > 0:
-            w.emit(f"if n > {STACK_LIMIT - high}: raise StackOverflow")
-    last_pc, last_op, _ = instrs[-1]
-    info = OPS.get(last_op)
-    end_pc = min(last_pc + 1 + (info.immediate if info else 0), code_len)
-    ended = False
-    for pc, op, value in instrs:
-        info = OPS.get(op)
-        next_pc = min(pc + 1 + (info.immediate if info else 0), code_len)
-        if variant == STEPPED:
-            w.flush()
-            w.emit(f"f.pc = {pc}")
-            w.emit(f"f.evm.inspector.on_step(f, {pc}, {op}, s)")
-        if op == CODESIZE:  # a constant of the code
-            w.push(hex(code_len))
-            continue
-        if w.instruction(pc, op, value, next_pc, fork):
-            ended = True
-            break
-    if not ended:
-        w.flush()
-        w.emit(f"return {end_pc}")
+    return gas, low, high
+
+
+def _known(expr: str) -> int | None:
+    """The value of a constant item, also of one a block boundary wrapped (``cross``)."""
+    if _is_const(expr):
+        return int(expr, 0)
+    if expr.startswith("(") and expr.endswith(")") and _is_const(expr[1:-1]):
+        return int(expr[1:-1], 0)
+    return None
+
+
+FUSE_DEPTH = 4
+"""How many block boundaries in a row a block's function runs on across."""
+FUSE_INSTRUCTIONS = 96
+"""The most instructions a block's function takes in from its successors."""
+
+
+def block_source(
+    name: str,
+    instrs: list[Instruction],
+    fork: Fork,
+    variant: int,
+    jumpdests: frozenset[int],
+    code_len: int,
+    blocks: dict[int, list[Instruction]] | None = None,
+) -> str:
+    """Python source of the function for one basic block.
+
+    With ``blocks`` (every block of the code by its start), the function runs on into the
+    blocks its exits lead to when they are known when the code is generated (a jump to a
+    constant, the fall into the next block, either side of a JUMPI whose target is a
+    constant), up to ``FUSE_DEPTH`` boundaries and ``FUSE_INSTRUCTIONS`` instructions,
+    never around a loop. Why: a Python call and a turn of the interpreter's loop per block
+    cost about as much as a small block's own work, and solc's code is mostly small blocks
+    joined by such jumps; an internal function's return address is a constant its caller
+    pushed, so across the call the return is known too. Each block keeps its own gas and
+    stack checks at its entry, and the recorded variant records its entry in the trail as
+    the loop would, so a function does exactly what its blocks would one at a time.
+    """
+    w = _BlockWriter(variant, jumpdests, fork, code_len, blocks)
+    w.block(instrs[0][0], instrs)
+    if w.fused and variant == RECORDED:
+        w.lines.insert(0, "    V = f.trail.append")
     return f"def {name}(s, f):\n" + "\n".join(w.lines) + "\n"
 
 
@@ -560,8 +671,11 @@ def compile_blocks(
 
     ``code_hash`` is the code's (the recorded variant names it in every branch it logs).
     """
+    # Blocks run on into their static successors in the variants that call no hook per
+    # block (``block_source``).
+    fusing = dict(blocks) if variant in (PLAIN, RECORDED) else None
     parts = [
-        block_source(f"b{start}", instrs, fork, variant, jumpdests, code_len)
+        block_source(f"b{start}", instrs, fork, variant, jumpdests, code_len, fusing)
         for start, instrs in blocks
     ]
     parts.append(f"def bend(s, f):\n    f.pc = {code_len}\n    raise Stop\n")

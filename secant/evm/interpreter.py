@@ -46,6 +46,17 @@ class MessageResult:
     created_address: int | None = None
 
 
+_PRECOMPILES: dict[str, dict[int, PrecompileFn]] = {}
+
+
+def _precompiles(fork: str) -> dict[int, PrecompileFn]:
+    """The precompiles of ``fork``, built once (every transaction makes an ``Evm``)."""
+    table = _PRECOMPILES.get(fork)
+    if table is None:
+        table = _PRECOMPILES[fork] = precompile_table(fork)
+    return table
+
+
 def _loop_plain(f: Frame) -> None:
     """Run ``f``'s blocks until an exception ends or suspends it: the uninstrumented loop."""
     blocks = f.blocks
@@ -132,7 +143,7 @@ class Evm:
                 self.branch_append = log.append
             else:
                 self.variant, self._loop = TRACED, _loop_traced
-        self.precompiles: dict[int, PrecompileFn] = precompile_table(fork.name)
+        self.precompiles: Mapping[int, PrecompileFn] = _precompiles(fork.name)
         self.origin = 0
         self.gas_price = 0
         self.blob_hashes: tuple[bytes, ...] = ()
