@@ -225,8 +225,10 @@ class ContractTarget:
                     cache.put(head, chain.state.changes_since(chain.base_snapshot),
                               chain.env, recorder.checkpoint(), tuple(outcomes))
             # The state after the last transaction resumes a case that extends this one,
-            # unless its reads were overridden (the next case's prefix runs plainly).
-            if keep and (index < last or not (overrides_last and case[last].storage)):
+            # unless its reads were overridden (the next case's prefix runs plainly) or
+            # observers looked at it as the last (a property's afterInvariant call).
+            if keep and (index < last or not (overrides_last and case[last].storage
+                                              or self.step_observers)):
                 self._keep_boundary(index + 1, outcomes, unread=index == last)
         self._last_case = case
         self._epoch = chain.epoch

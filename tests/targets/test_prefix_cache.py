@@ -594,6 +594,43 @@ def test_a_case_resumes_at_the_last_boundary_it_shares_with_the_last_run(
     assert ContractTarget(chain_b, TRANSITIONS).recorder.rewindable is False
 
 
+WATCHED = """\
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+contract Watched {
+    uint256 public x;
+    function add(uint256 v) external { x += v % 7; }
+    function echidna_small() external view returns (bool) {
+        if (x > 40) { return x % 3 != 0; }
+        return true;
+    }
+    function afterInvariant() external view {
+        if (x % 2 == 1) { require(x != 13, "thirteen"); }
+    }
+}
+"""
+
+
+@needs_node
+def test_resumed_runs_equal_full_replays_with_properties_watching(tmp_path: Path) -> None:
+    from secant.oracles.property import PropertyOracle
+
+    path = tmp_path / "Watched.sol"
+    path.write_text(WATCHED)
+    chain_a, chain_b = chain_of(path, "Watched"), chain_of(path, "Watched")
+    plain = ContractTarget(chain_a, REWOUND, resume=False,
+                           step_observers=[PropertyOracle(chain_a)])
+    resumed = ContractTarget(chain_b, REWOUND, step_observers=[PropertyOracle(chain_b)])
+    user = chain_a.sender("user1").address
+    a, b, c, d = (Tx("add(uint256)", (v,), user) for v in (3, 5, 6, 13))
+    # The properties' side calls after each transaction (and afterInvariant's after the
+    # last) are recorded with the run: a resumed run must hold exactly a full run's.
+    for case in [(a, b, c), (a, b, d), (a, b, d, c), (a, b, d, c, a), (a, c), (a, c, c, c)]:
+        run_both(plain, resumed, case)
+    assert resumed.rewinds > 0
+
+
 @needs_node
 def test_cached_runs_are_deterministic(stress_source: Path) -> None:
     def session() -> tuple[list[dict[str, Any]], dict[str, float]]:
