@@ -3,7 +3,8 @@
 Usage::
 
     .venv/bin/python bench/maze.py [--mazes 5] [--first-seed 0] [--size 5] \\
-        [--seconds 600] [--out maze-out] [--tools secant,secant-symbolic,secant-expert,forge] \\
+        [--seconds 600] [--out maze-out] \\
+        [--tools secant,secant-assertion,secant-no-stage,secant-expert,forge] \\
         [--seed 0] [--symbolic-share F] [--secant-arg ARG]... [--expert-arg ARG]... \\
         [--no-forge-corpus]
 
@@ -13,14 +14,18 @@ tool on every maze, one run at a time, for ``--seconds`` of fuzzing each (compil
 excluded on both sides):
 
 ``secant``
-    ``bin/secant fuzz Maze.sol --contract Maze --time T --seed S --oracles assertion
-    --shrink-limit 0 --solc-version 0.8.26 --max-sequence-length L`` (L: 16, or the longest
-    witness sequence of the maze when longer), without the symbolic stage: with
-    ``--symbolic-share 0`` once ``secant fuzz`` has that option, as is before it exists.
-``secant-symbolic``
-    the same with the symbolic stage: ``--symbolic-share F`` (``--symbolic-share`` here;
-    secant's own default share when not given). Skipped, with a message, while
-    ``bin/secant fuzz --help`` does not list ``--symbolic-share``.
+    what a user gets: ``bin/secant fuzz Maze.sol --contract Maze --time T --seed S
+    --solc-version 0.8.26 --max-sequence-length L`` (L: 16, or the longest witness
+    sequence of the maze when longer), secant's defaults otherwise: every oracle, the
+    symbolic stage at its default share, findings shrunk within the budget.
+``secant-assertion``
+    the lighter configuration of the earlier tables: the same with ``--oracles assertion
+    --shrink-limit 0`` (the only oracle these assertions need, no shrinking), and
+    ``--symbolic-share F`` when given (``--symbolic-share`` here).
+``secant-no-stage``
+    the lighter configuration without the symbolic stage: ``--oracles assertion
+    --shrink-limit 0 --symbolic-share 0`` (``--symbolic-share 0`` only once ``secant
+    fuzz`` has that option, as before it existed).
 ``secant-expert``
     ``bin/secant expert Maze.sol --contract Maze --time T --seed S --oracles assertion
     --shrink-limit 0 --solc-version 0.8.26 --max-depth L``: ILF's symbolic expert
@@ -84,7 +89,9 @@ from secant.report.forge import (  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SECANT = REPO / "bin" / "secant"
-TOOLS = ("secant", "secant-symbolic", "secant-expert", "forge")
+TOOLS = ("secant", "secant-assertion", "secant-no-stage", "secant-expert", "forge")
+LIGHTER = ["--oracles", "assertion", "--shrink-limit", "0"]
+"""What the lighter secant columns add to secant's defaults."""
 SYMBOLIC_FLAG = "--symbolic-share"
 FORGE_RUNS = 1_000_000_000
 """Runs no campaign reaches within the budget, so forge's timeout ends the campaign."""
@@ -227,8 +234,7 @@ def run_secant(tool: str, sol: Path, truth: dict[str, Any], out: Path, seconds: 
     command = [str(SECANT), subcommand, str(sol), "--contract", "Maze"]
     command += ["--execs", str(execs)] if execs is not None else ["--time", str(seconds)]
     command += ["--seed", str(seed), "--out", str(out), "--quiet", "--force",
-                "--shrink-limit", "0", "--solc-version", SOLC_VERSION,
-                "--oracles", "assertion"]
+                "--solc-version", SOLC_VERSION]
     depth = "--max-depth" if subcommand == "expert" else "--max-sequence-length"
     if not any(arg.startswith(depth) for arg in extra):
         command += [depth, str(sequence_cap(truth))]
@@ -457,11 +463,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tools", default=",".join(TOOLS),
                         help=f"comma-separated, of {', '.join(TOOLS)}")
     parser.add_argument("--seed", type=int, default=0, help="the tools' campaign seed")
-    parser.add_argument("--symbolic-share", default="0.1", metavar="F",
-                        help="the share given to the symbolic stage in the secant-symbolic "
-                             "column (default 0.1; secant's own default is 0, off)")
+    parser.add_argument("--symbolic-share", default=None, metavar="F",
+                        help="the share given to the symbolic stage in the secant-assertion "
+                             "column (default: secant's own)")
     parser.add_argument("--secant-arg", action="append", default=[], metavar="ARG",
-                        help="an extra argument for both secant columns (repeat; use "
+                        help="an extra argument for every secant fuzz column (repeat; use "
                              "--secant-arg=--flag for options)")
     parser.add_argument("--expert-arg", action="append", default=[], metavar="ARG",
                         help="an extra argument for the secant-expert column (repeat)")
@@ -482,12 +488,13 @@ def main(argv: list[str] | None = None) -> int:
 
     symbolic = symbolic_available() if any(t.startswith("secant") for t in tools) else False
     skip_symbolic = ""
-    if "secant-symbolic" in tools and not symbolic:
+    if args.symbolic_share and "secant-assertion" in tools and not symbolic:
         skip_symbolic = (f"skipped: `bin/secant fuzz --help` lists no {SYMBOLIC_FLAG} (the "
                          "symbolic stage is not built yet)")
-        print(f"secant-symbolic: {skip_symbolic}", file=sys.stderr)
-    plain = [SYMBOLIC_FLAG, "0"] if symbolic else []
-    with_stage = [SYMBOLIC_FLAG, args.symbolic_share] if args.symbolic_share else []
+        print(f"secant-assertion: {skip_symbolic}", file=sys.stderr)
+    no_stage = LIGHTER + ([SYMBOLIC_FLAG, "0"] if symbolic else [])
+    with_stage = LIGHTER + ([SYMBOLIC_FLAG, args.symbolic_share] if args.symbolic_share
+                            else [])
 
     forge = solc = None
     if "forge" in tools:
@@ -516,16 +523,19 @@ def main(argv: list[str] | None = None) -> int:
         for tool in tools:
             if tool == "secant":
                 run = run_secant(tool, sol, truth, out / "secant" / f"seed-{seed}",
-                                 args.seconds, args.seed, plain + args.secant_arg)
+                                 args.seconds, args.seed, args.secant_arg)
+            elif tool == "secant-no-stage":
+                run = run_secant(tool, sol, truth, out / tool / f"seed-{seed}",
+                                 args.seconds, args.seed, no_stage + args.secant_arg)
             elif tool == "secant-expert":
                 run = run_secant(tool, sol, truth, out / "secant-expert" / f"seed-{seed}",
-                                 args.seconds, args.seed, args.expert_arg,
+                                 args.seconds, args.seed, LIGHTER + args.expert_arg,
                                  subcommand="expert")
-            elif tool == "secant-symbolic":
+            elif tool == "secant-assertion":
                 if skip_symbolic:
                     run = Run(tool, status="skipped", message=skip_symbolic)
                 else:
-                    run = run_secant(tool, sol, truth, out / "secant-symbolic" / f"seed-{seed}",
+                    run = run_secant(tool, sol, truth, out / tool / f"seed-{seed}",
                                      args.seconds, args.seed, with_stage + args.secant_arg)
             elif forge is None or solc is None:
                 run = Run(tool, status="skipped", message="forge is not available")
@@ -540,13 +550,15 @@ def main(argv: list[str] | None = None) -> int:
         results.append(result)
     total = time.perf_counter() - started
 
-    names = {"secant": "secant", "secant-symbolic": "secant + symbolic stage",
+    names = {"secant": "secant (defaults)",
+             "secant-assertion": "secant --oracles assertion --shrink-limit 0",
+             "secant-no-stage": "the same, --symbolic-share 0",
              "secant-expert": "secant expert",
              "forge": f"forge {FORGE_VERSION}"}
     body = table(results, tools, names)
     print(body)
     if skip_symbolic:
-        print(f"\nsecant + symbolic stage: {skip_symbolic}")
+        print(f"\nsecant --oracles assertion: {skip_symbolic}")
     (out / "results.json").write_text(json.dumps({
         "when": when, "machine": machine(), "secant": secant_state(),
         "argv": sys.argv[1:] if argv is None else argv,
@@ -573,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
     ]
     if skip_symbolic:
-        report += [f"secant + symbolic stage: {skip_symbolic}.", ""]
+        report += [f"secant --oracles assertion: {skip_symbolic}.", ""]
     report += ["<details><summary>Every command, as run</summary>", "", "```sh"]
     for result in results:
         for run in result.runs.values():

@@ -314,31 +314,37 @@ def easy_maze(folder: Path) -> tuple[Path, dict[str, Any]]:
 def test_the_runner_runs_secant_and_counts_what_it_found(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    # A 2 x 2 maze: one run with an execution budget, then the whole command (secant only,
-    # the symbolic column skipped as when secant has no such option) for two seconds.
+    # A 2 x 2 maze: one run with an execution budget, then the whole command (secant with
+    # its defaults, and the lighter column with a share for a stage secant does not have:
+    # skipped) for two seconds.
     sol, truth = easy_maze(tmp_path / "maze")
     run = MAZE.run_secant("secant", sol, truth, tmp_path / "out", None, 0, [], execs=1500)
     assert run.status == "ran" and run.execs >= 1500, run.message
     feasible = {a["id"] for a in truth["assertions"] if a["feasible"]}
     assert 1 in run.found and set(run.found) <= feasible and not run.unattributed
-    assert "--execs" in run.command and "--oracles" in run.command
+    assert "--execs" in run.command and "--oracles" not in run.command
+    assert "--shrink-limit" not in run.command  # what a user gets
     cap = run.command[run.command.index("--max-sequence-length") + 1]
     assert int(cap) == max(16, *(len(a.get("sequence", [])) for a in truth["assertions"]))
 
     monkeypatch.setattr(MAZE, "help_text", lambda: "no such option here")
     out = tmp_path / "bench"
     assert MAZE.main(["--mazes", "1", "--first-seed", "11", "--size", "2", "--seconds", "2",
-                      "--tools", "secant,secant-symbolic", "--out", str(out)]) == 0
+                      "--tools", "secant,secant-assertion,secant-no-stage",
+                      "--symbolic-share", "0.1", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "| maze (seed) | assertions | feasible | infeasible | unknown | secant | " \
-           "secant + symbolic stage |" in printed
+    assert ("| maze (seed) | assertions | feasible | infeasible | unknown | secant (defaults) "
+            "| secant --oracles assertion --shrink-limit 0 | the same, --symbolic-share 0 |"
+            in printed)
     assert "| 11 | 4 |" in printed and "skipped" in printed
     results = json.loads((out / "results.json").read_text())
     [entry] = results["mazes"]
     assert entry["runs"]["secant"]["status"] == "ran"
-    assert entry["runs"]["secant-symbolic"]["status"] == "skipped"
-    assert "--symbolic-share" not in entry["runs"]["secant"]["command"]
-    assert (out / "results.md").read_text().count("/bin/secant fuzz ") == 1
+    assert entry["runs"]["secant-assertion"]["status"] == "skipped"
+    lighter = entry["runs"]["secant-no-stage"]
+    assert lighter["status"] == "ran" and "--oracles" in lighter["command"]
+    assert "--symbolic-share" not in lighter["command"]  # the option does not exist here
+    assert (out / "results.md").read_text().count("/bin/secant fuzz ") == 2
 
 
 @needs_node
