@@ -2,7 +2,8 @@
 
 Usage: ``.venv/bin/python bench/speed.py [--baseline 051af23 | --baseline-path DIR]
 [--only TARGET]... [--configs base,head,head-assert,base-assert] [--execs N | --execs-scale F]
-[--seed 0] [--runs 1] [--out DIR] [--markdown] [--no-warm-up] [--list]``
+[--seed 0] [--runs 1] [--out DIR] [--markdown] [--no-warm-up] [--list]
+[--extra NAME=PATH[:CONTRACT]]...``
 
 Issue 24's measure ("speed per core: the default campaign at least three times faster,
 oracles nearly free"). Two versions of secant run in one go, each as a subprocess of the
@@ -51,6 +52,10 @@ Targets (``--list``; ``--only NAME``, repeatable; default executions in brackets
     of tests/oracles/test_vulnerabilities.py and tests/oracles/test_dataflow.py): the one
     bench/oracles.py's ``SPEED_FIXTURES`` names for that oracle, else the table's first,
     deployed as the tests deploy it (``--value`` when it is sent ether).
+
+``--extra NAME=PATH[:CONTRACT]`` [5000] (repeatable)
+    code kept outside the repository, e.g. a maze of a public maze benchmark fetched
+    elsewhere: ``--extra daedaluzz-0=/path/to/generated-mazes/maze-0.sol:Maze``.
 
 Prints a header (machine, commits, date), a table with a row per target, and a line per
 aim; writes the logs, every run's output folder and ``results.json`` (every run's figures
@@ -270,6 +275,16 @@ def fixture_targets() -> list[Target]:
         targets.append(Target(case.id, 5000, args,
                               expected=(case.oracle, case.reported or case.contract)))
     return targets
+
+
+def extra_target(text: str, error: Callable[[str], Any]) -> Target:
+    """A target from ``NAME=PATH[:CONTRACT]`` (``--extra``)."""
+    name, sep, where = text.partition("=")
+    path, _, contract = where.partition(":")
+    if not sep or not name or not path or not Path(path).exists():
+        error(f"--extra {text!r}: give NAME=PATH[:CONTRACT] with an existing PATH")
+    args = [str(Path(path).resolve())] + (["--contract", contract] if contract else [])
+    return Target(name, 5000, args)
 
 
 def all_targets() -> list[Target]:
@@ -601,6 +616,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--no-warm-up", action="store_true",
                         help="no unrecorded first run per version and target")
     parser.add_argument("--list", action="store_true", help="print the targets and exit")
+    parser.add_argument("--extra", action="append", default=[], metavar="NAME=PATH[:CONTRACT]",
+                        help="another target: a contract file or project outside the tree")
     args = parser.parse_args(argv)
     configs = [c for c in args.configs.split(",") if c]
     unknown = sorted(set(configs) - set(CONFIGS))
@@ -682,7 +699,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--driver"]:
         return driver(argv[2:] if argv[1:2] == ["--"] else argv[1:])
     args = parse(argv)
-    targets = all_targets()
+    targets = all_targets() + [extra_target(text, args.error) for text in args.extra]
     if args.list:
         for target in targets:
             print(f"{target.name}  ({target.execs} executions)")
