@@ -565,10 +565,10 @@ class _BlockWriter:
             self.emit(f"if {cond}:")
             # Both sides start from the flushed stack: what the taken side wrote inline
             # (its virtual stack, its comparisons) is not the other side's.
-            outer, meta = self.indent, dict(self.meta)
+            outer, known_meta = self.indent, dict(self.meta)
             self.indent += "    "
             self.jump_target(dest)
-            self.indent, self.items, self.meta = outer, [], meta
+            self.indent, self.items, self.meta = outer, [], known_meta
             self.exit_to(next_pc)
             return True
         elif op == STOP:

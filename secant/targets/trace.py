@@ -68,6 +68,7 @@ cached prefix has the same symbolic records as one run from the start.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice, repeat
@@ -213,13 +214,15 @@ class RecorderMark:
     """Where the recorder stood at a transaction boundary of the run (``TraceRecorder.mark``).
 
     ``lengths`` are those of ``_REWOUND_LISTS`` in order, ``written`` the number of slots
-    written, ``blocks`` the blocks covered so far.
+    written, ``blocks`` (per code) and ``edges`` what was covered so far: the recorder's
+    own sets, which it copies before it changes them again (``_shared``).
     """
 
     tx: int
     lengths: tuple[int, ...]
     written: int
-    blocks: tuple[tuple[bytes, frozenset[int]], ...]
+    blocks: tuple[tuple[bytes, AbstractSet[int]], ...]
+    edges: AbstractSet[tuple[bytes, int, bool]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +314,10 @@ class TraceRecorder(Inspector):
         self.branches: list[BranchEvent] = []
         self.branch_log = self.branches
         self._folded = 0  # branches whose edges are in ``edges`` already
+        # Copy on write: the sets a mark holds (``edges``, and the block starts of these
+        # codes) are copied before they change, so a mark costs no copy at all.
+        self._edges_shared = False
+        self._shared: set[bytes] = set()
         self.branch_marks: list[int] = []
         self.sstores: list[tuple[bytes, int, int]] = []
         self.sstore_marks: list[int] = []
@@ -396,7 +403,12 @@ class TraceRecorder(Inspector):
         lengths = [len(getattr(self, name)) for name in _REWOUND_LISTS]
         if unread:
             lengths[_REWOUND_LISTS.index("sloads")] = self._reads_start
-        return RecorderMark(self.tx, tuple(lengths), len(self.written), self.blocks.frozen())
+        self.settle()
+        by_code = self.blocks.by_code
+        self._shared = set(by_code)
+        self._edges_shared = True
+        return RecorderMark(self.tx, tuple(lengths), len(self.written),
+                            tuple(by_code.items()), self.edges)
 
     def rewind(self, mark: RecorderMark) -> None:
         """Start a new case as the run that made ``mark`` stood at that boundary.
@@ -410,10 +422,13 @@ class TraceRecorder(Inspector):
         for name, values, length in zip(_REWOUND_LISTS, old, mark.lengths):
             setattr(self, name, values[:length])
         self.written = dict(islice(written.items(), mark.written))
-        self.blocks = BlockSet.thawed(mark.blocks)
+        self.blocks = BlockSet(by_code=dict(mark.blocks))  # type: ignore[arg-type]
+        self._shared = set(self.blocks.by_code)
+        self.edges = mark.edges  # type: ignore[assignment]
+        self._edges_shared = True
+        self._folded = mark.lengths[0]  # the branches whose edges the mark holds
         self.tx = mark.tx
         self.branch_log = self.branches
-        self._folded = 0
 
     @contextmanager
     def side_call(self) -> Iterator[None]:
@@ -525,7 +540,17 @@ class TraceRecorder(Inspector):
 
     def _visited(self, frame: Frame) -> None:
         """A frame ended: its block starts join those of its code."""
-        self.blocks.starts(frame.code_hash).update(frame.trail)
+        code_hash = frame.code_hash
+        if code_hash in self._shared:
+            # A mark holds this set: copy it, unless the frame ran nothing new.
+            pcs = self.blocks.by_code[code_hash]
+            if pcs.issuperset(frame.trail):
+                return
+            self.blocks.by_code[code_hash] = pcs = set(pcs)
+            self._shared.discard(code_hash)
+            pcs.update(frame.trail)
+            return
+        self.blocks.starts(code_hash).update(frame.trail)
 
     def settle(self) -> None:
         """Bring ``edges`` up to date with the branches logged since the last call.
@@ -535,8 +560,16 @@ class TraceRecorder(Inspector):
         """
         branches = self.branches
         if self._folded < len(branches):
-            self.edges.update(map(_SIDE, islice(branches, self._folded, None)))
+            sides = map(_SIDE, islice(branches, self._folded, None))
             self._folded = len(branches)
+            if self._edges_shared:
+                # A mark holds the set: copy it only when an edge is new.
+                fresh = set(sides).difference(self.edges)
+                if fresh:
+                    self.edges = self.edges | fresh
+                    self._edges_shared = False
+                return
+            self.edges.update(sides)
 
     def on_sload(self, frame: Frame, pc: int, slot: int, value: int) -> int:
         """Record reads of the target; apply aggressive-mode overrides."""
