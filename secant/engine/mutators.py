@@ -54,6 +54,7 @@ _BLOCK_STEPS = (0, 1, 2, 10, 100, 1000, 7200, 50400, 216000)
 _WORD = 1 << 256
 # Relations for which only the other operand itself flips the branch (no +-1 neighbours).
 _EQUALITIES = frozenset(("eq", "ne"))
+_LEAF_INDEXES = 4096  # transactions whose input-to-state index is kept (then forgotten)
 
 Comparison = tuple[int, int, str]
 """A comparison's operands and relation (``lhs``, ``rhs``, ``"lt"``/``"eq"``/...)."""
@@ -113,6 +114,9 @@ class Mutator:
         self.max_time_delay = UNBOUNDED_DELAY
         self.max_block_delay = UNBOUNDED_DELAY
         self._interesting: dict[VType, list[int]] = {}
+        # Input-to-state's index of each transaction's parameters (``_LeafIndex``), kept
+        # while the transaction is around: a case's transactions come back in its mutants.
+        self._leaf_indexes: dict[Tx, _LeafIndex] = {}
 
     def spec(self, tx: Tx) -> FunctionSpec:
         """The function a transaction calls."""
@@ -382,6 +386,15 @@ class Mutator:
                         "reuse")
 
     # ------------------------------------------------------------------ input-to-state
+    def _leaf_index(self, tx: Tx) -> _LeafIndex:
+        """The parameters of ``tx`` indexed for input-to-state (cached, bounded)."""
+        index = self._leaf_indexes.get(tx)
+        if index is None:
+            if len(self._leaf_indexes) >= _LEAF_INDEXES:
+                self._leaf_indexes.clear()
+            index = self._leaf_indexes[tx] = _LeafIndex(self.spec(tx), tx)
+        return index
+
     def input_to_state(self, case: TxSeq, pairs: Sequence[Comparison],
                        rng: random.Random, index: int | None = None,
                        anywhere: bool = False) -> Mutation | None:
@@ -408,7 +421,7 @@ class Mutator:
             indices = [index if index is not None else rng.randrange(len(case))]
         # The parameters to search, computed once per transaction: its leaves (path, type,
         # value) indexed by the word a comparison would see, and msg.value when payable.
-        groups = [_LeafIndex(at, self.spec(case[at]), case[at]) for at in indices]
+        groups = [(at, self._leaf_index(case[at])) for at in indices]
         candidates: list[tuple[Location, Any]] = []
         senders = set(self.senders)
         for lhs, rhs, relation in pairs:
@@ -417,8 +430,8 @@ class Mutator:
                     continue
                 if relation not in _EQUALITIES:
                     wanted = (wanted + rng.choice((0, 1, -1))) % _WORD
-                for group in groups:
-                    at, value = group.at, group.value
+                for at, group in groups:
+                    value = group.value
                     for path, vt, leaf in group.matching(seen):
                         candidates.extend(_replacements(at, path, vt, leaf, seen, wanted, rng))
                     if value == seen and 0 < wanted <= self.max_value:
@@ -463,10 +476,9 @@ class _LeafIndex:
     32 comparisons in every transaction) and every ``bytes``/``string``, which are searched.
     """
 
-    __slots__ = ("at", "by_word", "searched", "value")
+    __slots__ = ("by_word", "searched", "value")
 
-    def __init__(self, at: int, spec: FunctionSpec, tx: Tx) -> None:
-        self.at = at
+    def __init__(self, spec: FunctionSpec, tx: Tx) -> None:
         self.value = tx.value if spec.payable else None
         # word -> [(position, path, type, value)]; bytes and strings, searched every time.
         self.by_word: dict[int, list[tuple[int, Path, VType, Any]]] = {}

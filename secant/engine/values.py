@@ -108,8 +108,20 @@ def leaves(vt: VType, value: Any, path: Path = ()) -> list[tuple[Path, VType]]:
     return [(path, vt)]
 
 
+_FLAT: dict[tuple[VType, ...], list[tuple[Path, VType]] | None] = {}
+
+
 def args_leaves(types: Sequence[VType], args: Sequence[Any]) -> list[tuple[Path, VType]]:
     """The leaves of a whole argument list (paths start with the argument index)."""
+    key = tuple(types)
+    flat = _FLAT.get(key, ())
+    if flat == ():
+        # Without arrays and tuples the leaves are the arguments, whatever their values:
+        # worked out once per signature (mutators ask for them on every mutation).
+        flat = _FLAT[key] = (None if any(vt.kind in ("array", "tuple") for vt in key)
+                             else [((i,), vt) for i, vt in enumerate(key)])
+    if flat is not None and len(args) == len(key):
+        return list(flat)
     out: list[tuple[Path, VType]] = []
     for i, (vt, value) in enumerate(zip(types, args)):
         out.extend(leaves(vt, value, (i,)))
