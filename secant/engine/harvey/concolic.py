@@ -38,8 +38,8 @@ then the one seen first.
 ``share`` of the campaign's. Work is counted in steps, the transactions the target
 actually ran (``FuzzStats.steps_run``: those a prefix cache restored cost nothing), because
 a step's time varies far less between contracts than an execution's: over seven contracts
-one step took 121 to 628 µs and one execution 204 to 8,018 µs (``bench/steps.py``; a maze
-case runs seven to thirteen steps, Baz's one). Each attempt is charged
+one step took 65 to 104 µs and one execution 94 to 983 µs (``bench/steps.py``; a maze case
+runs seven to thirteen steps, Baz's one). Each attempt is charged
 :data:`REPLAY_STEPS` per transaction it replayed symbolically plus z3's resource count
 over :data:`RESOURCES_PER_STEP`, and each query is bounded by z3's resource limit
 (``rlimit``): all are counts, not seconds, so with the stage on a campaign is still a
@@ -69,17 +69,18 @@ from secant.types import Tx, TxSeq
 if TYPE_CHECKING:
     from secant.symbolic.records import SymbolicRun
 
-REPLAY_STEPS = 25
-"""Steps charged per transaction of a symbolic replay: on the maze benchmark a move takes
-11 ms to replay with the ``symbolic`` recording against 0.46 ms to run plainly."""
+REPLAY_STEPS = 20
+"""Steps charged per transaction of a symbolic replay: on a maze of the maze benchmark
+(seed 0, a default campaign of 20,000 executions) the stage's replays took 2.0 ms per
+transaction where the campaign ran a step in 0.10 ms."""
 
-RESOURCES_PER_STEP = 450
-"""z3 resource units charged as one step: z3 counts 1.3 to 1.5 million units a second of
-one core on the maze benchmark's queries, and a campaign runs 1,600 to 8,300 steps a
-second (121 to 628 µs each, seven contracts, ``bench/steps.py``), so a query is charged
-about the steps its time would have run (a 6-million-unit query that runs out: 13,000
-steps, 4.6 s of maze moves, where it took 1.7 to 3.7 s). At 0.1 on the maze benchmark the
-stage took 61 to 93 s of each ten minutes."""
+RESOURCES_PER_STEP = 120
+"""z3 resource units charged as one step: in the same campaign a query took 0.88 µs of
+wall time per unit z3 counted (0.82 in the solver, the rest building the query), and a
+campaign runs a step in 65 to 104 µs over seven contracts (``bench/steps.py``), so a query
+is charged about the steps its time would have run. Both constants were measured after
+issue 24 made steps about three times cheaper (they were 25 and 450: the stage then took
+about a fifth of a default maze campaign instead of its tenth)."""
 
 DEFAULT_RLIMIT = 6_000_000
 """z3's resource limit per query: about four seconds of one core."""
