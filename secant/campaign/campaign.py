@@ -23,10 +23,12 @@ split evenly between the workers; everything is deterministic for a given seed.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -151,6 +153,30 @@ class TimeBudget:
     def fuzz_deadline(self, waiting: bool) -> float:
         """When fuzzing stops, with findings ``waiting`` to be shrunk or not."""
         return self.shrink_deadline - (self.shrinking if waiting else 0.0)
+
+
+FUZZING_GC_THRESHOLDS = (50_000, 20, 20)
+"""Python's collector thresholds while a campaign fuzzes (the default is 700, 10, 10)."""
+
+
+@contextmanager
+def fuzzing_collector() -> Iterator[None]:
+    """Python's cyclic garbage collector set for fuzzing, then as it was.
+
+    Why: a run allocates thousands of tuples and lists that die with it, and each 700
+    allocations the collector walks the young ones; what was built before fuzzing (the
+    compiled code, the block tables, the deployed chain) is frozen out of its walks. The
+    runs make few reference cycles, so collecting fifty times less often costs little
+    memory: measured 2 to 5 % of the fuzzing loop's time on a maze and on the token.
+    """
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(*FUZZING_GC_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
 
 
 def worker_seed(seed: int, index: int) -> int:
@@ -284,10 +310,11 @@ class Campaign(FuzzListener):
                 # A summary saying "running" from the start: a campaign killed at any
                 # moment leaves the manifest ``--resume`` rebuilds it from.
                 self._write_summary()
-            if self.budget is None:
-                self._fuzz()
-            else:
-                self._fuzz_within_budget()
+            with fuzzing_collector():
+                if self.budget is None:
+                    self._fuzz()
+                else:
+                    self._fuzz_within_budget()
         except KeyboardInterrupt:
             self.interrupted = True
             raise
