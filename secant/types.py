@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, MutableSet
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 Location = tuple[Any, ...]
@@ -66,8 +66,9 @@ class Tx:
                      self.time, self.to, self.storage))
 
     def with_args(self, args: tuple[Any, ...]) -> Tx:
-        """A copy with other arguments."""
-        return replace(self, args=args)
+        """A copy with other arguments (made directly: ``replace`` costs twice as much)."""
+        return Tx(self.function, args, self.sender, self.value, self.blocks, self.time,
+                  self.to, self.storage)
 
 
 TxSeq = tuple[Tx, ...]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from secant.abi import AbiFunction
 from secant.chain.attackers import attack_calldata
@@ -419,8 +419,7 @@ class ContractTarget:
                 observer.after_step(index, case, outcomes[-1], self)
 
 
-@dataclass(frozen=True, slots=True)
-class _Boundary:
+class _Boundary(NamedTuple):
     """The state between two transactions of a run: journal position, block, recorder."""
 
     snapshot: int

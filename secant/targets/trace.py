@@ -209,8 +209,7 @@ _REWOUND_LISTS = ("branches", "branch_marks", "sstores", "sstore_marks", "sloads
 trackers hold state of their own, are not rewound)."""
 
 
-@dataclass(frozen=True, slots=True)
-class RecorderMark:
+class RecorderMark(NamedTuple):
     """Where the recorder stood at a transaction boundary of the run (``TraceRecorder.mark``).
 
     ``lengths`` are those of ``_REWOUND_LISTS`` in order, ``written`` the number of slots
@@ -400,15 +399,19 @@ class TraceRecorder(Inspector):
         they were recorded because it was the case's last, and a case that goes on after
         it does not record them.
         """
-        lengths = [len(getattr(self, name)) for name in _REWOUND_LISTS]
-        if unread:
-            lengths[_REWOUND_LISTS.index("sloads")] = self._reads_start
+        # The lengths of _REWOUND_LISTS, in its order (written out: a mark is taken at
+        # every transaction boundary).
+        lengths = (len(self.branches), len(self.branch_marks), len(self.sstores),
+                   len(self.sstore_marks),
+                   self._reads_start if unread else len(self.sloads),
+                   len(self.panics), len(self.calls), len(self.logs), len(self.created),
+                   len(self.selfdestructs), len(self.accesses), len(self.wrapped))
         self.settle()
         by_code = self.blocks.by_code
         self._shared = set(by_code)
         self._edges_shared = True
-        return RecorderMark(self.tx, tuple(lengths), len(self.written),
-                            tuple(by_code.items()), self.edges)
+        return RecorderMark(self.tx, lengths, len(self.written), tuple(by_code.items()),
+                            self.edges)
 
     def rewind(self, mark: RecorderMark) -> None:
         """Start a new case as the run that made ``mark`` stood at that boundary.
