@@ -94,13 +94,17 @@ class CodeAnalysis:
     def hooked_blocks_for(self, variant: int, hooks: frozenset[int]) -> list[BlockFn | None]:
         """The table of ``variant`` whose blocks at ``hooks`` call ``on_hooked_block`` first.
 
-        A copy of the plain table with a wrapper at each hooked start (a pc that starts no
+        A table of its own, compiled so that no block runs on into a hooked one (the hook
+        is at the table's entry), with a wrapper at each hooked start (a pc that starts no
         block is ignored): the other blocks run as fast as ever.
         """
         key = (variant, hooks)
         table = self._hooked.get(key)
         if table is None:
-            table = list(self.blocks_for(variant))
+            label = (f"<evm {self.code_hash.hex()[:16]} {VARIANT_NAMES[variant]} "
+                     f"{len(hooks)} hooked>")
+            table = compile_blocks(self.blocks, self.fork, variant, self.jumpdests,
+                                   len(self.code), label, self.code_hash, hooks)
             for pc in hooks:
                 block = table[pc] if 0 <= pc < len(table) else None
                 if block is not None:

@@ -666,14 +666,18 @@ def compile_blocks(
     code_len: int,
     label: str,
     code_hash: bytes = b"",
+    barriers: frozenset[int] = frozenset(),
 ) -> list[BlockFn | None]:
     """Generate and compile every block; return the table indexed by pc.
 
     ``code_hash`` is the code's (the recorded variant names it in every branch it logs).
+    No function runs on into a block that starts at one of ``barriers``: those are entered
+    through the table only (a block hook wraps their entries).
     """
     # Blocks run on into their static successors in the variants that call no hook per
     # block (``block_source``).
-    fusing = dict(blocks) if variant in (PLAIN, RECORDED) else None
+    fusing = ({start: instrs for start, instrs in blocks if start not in barriers}
+              if variant in (PLAIN, RECORDED) else None)
     parts = [
         block_source(f"b{start}", instrs, fork, variant, jumpdests, code_len, fusing)
         for start, instrs in blocks

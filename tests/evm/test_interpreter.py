@@ -283,3 +283,54 @@ def test_branch_operands_survive_a_block_boundary(run: Run, join: str, relation:
     unrelated = asm("JUMPDEST POP PUSH1 7 CALLDATASIZE ADD PUSH1 0 JUMPI STOP")
     run(other + unrelated, data=(41).to_bytes(32, "big"), inspector=spy)
     assert [s[1:] for s in spy.seen] == [(True, "ne", 39, 0)]
+
+
+class Recorded(Inspector):
+    """The recorded tables' protocol: a branch log, the frames' trails, block hooks."""
+
+    def __init__(self, hooks: dict[bytes, frozenset[int]] | None = None) -> None:
+        self.branch_log: list[Any] = []
+        self.block_hooks = hooks
+        self.hooked: list[tuple[int, int]] = []  # (pc, stack height at the block's entry)
+        self.trails: list[list[int]] = []
+
+    def on_hooked_block(self, frame: Any, pc: int) -> None:
+        self.hooked.append((pc, len(frame.stack)))
+
+    def on_message_end(self, kind: int, target: int, depth: int, success: bool,
+                       reverted: bool, output: bytes, gas_left: int, error: str | None,
+                       frame: Any) -> None:
+        if frame is not None:
+            self.trails.append(list(frame.trail))
+
+
+# Blocks at 0, 4 (a JUMPDEST the first falls into), 9 and 14 (jump targets): each exit is
+# known when the code is generated, so the first block's function runs through them all.
+STATIC_CHAIN = ("PUSH1 1 PUSH1 2 JUMPDEST PUSH1 0x09 JUMP INVALID JUMPDEST PUSH1 0x0e JUMP "
+                "INVALID JUMPDEST ADD PUSH1 0 MSTORE PUSH1 32 PUSH1 0 RETURN")
+
+
+def test_recorded_runs_keep_every_block_in_the_trail_and_log_every_branch(run: Run) -> None:
+    spy = Recorded()
+    result, _ = run(asm(STATIC_CHAIN), inspector=spy)
+    assert result.success and word(result) == 3
+    assert spy.trails == [[0, 4, 9, 14]]
+    spy = Recorded()
+    result, _ = run(asm("PUSH1 1 PUSH1 6 JUMPI INVALID JUMPDEST PUSH1 0 PUSH1 0 RETURN"),
+                    inspector=spy)
+    assert result.success and [event[1:4] for event in spy.branch_log] == [(4, True, "ne")]
+    assert spy.trails == [[0, 6]]
+
+
+def test_a_hooked_block_is_hooked_when_its_predecessor_runs_on_into_it(run: Run) -> None:
+    code = asm(STATIC_CHAIN)
+    for start in (4, 9, 14):
+        spy = Recorded({keccak256(code): frozenset({start})})
+        result, _ = run(code, inspector=spy)
+        assert result.success and word(result) == 3
+        assert [pc for pc, _ in spy.hooked] == [start]
+        assert spy.trails == [[0, 4, 9, 14]]
+    # The hook sees the real stack as the block starts (the items the block inherits).
+    spy = Recorded({keccak256(code): frozenset({14})})
+    run(code, inspector=spy)
+    assert spy.hooked == [(14, 2)]
