@@ -45,7 +45,8 @@ from secant.compile.semver import parse_version
 from secant.compile.srcmap import code_bytes, instruction_offsets
 from secant.evm.opcodes import ADD, EXP, MUL, SDIV, SUB
 
-__all__ = ["ArithOp", "ArithSite", "arithmetic_ops", "checks_arithmetic", "wrapped",
+__all__ = ["ArithOp", "ArithSite", "arithmetic_ops", "bounded_counters", "branch_only_spans",
+           "checks_arithmetic", "declares_checks", "watched_sites", "wrapped",
            "wrapping_sites"]
 
 _TYPE_RE = re.compile(r"^(u?)int(\d*)$")
@@ -73,6 +74,8 @@ class ArithOp:
     signed: bool
     unchecked: bool
     library: bool = False  # inside a library's definition
+    branch_only: bool = False  # its value only decides a branch (``branch_only_spans``)
+    bounded: bool = False  # a loop's counter stepped within its bound (``bounded_counters``)
 
     @property
     def type_name(self) -> str:
@@ -141,11 +144,206 @@ def _nodes(node: Any, unchecked: bool = False, library: bool = False
             yield from _nodes(item, unchecked, library)
 
 
-def arithmetic_ops(ast: Mapping[str, Any] | None) -> list[ArithOp]:
-    """The arithmetic operations of one source's AST on integer types (see the module)."""
+# Where a value goes on: the children of these nodes that only decide a branch, and those
+# whose value becomes the node's own (compact AST).
+_CONDITIONS = {"IfStatement": ("condition",), "WhileStatement": ("condition",),
+               "DoWhileStatement": ("condition",), "ForStatement": ("condition",),
+               "Conditional": ("condition",)}
+_PASSED_ON = {"BinaryOperation": ("leftExpression", "rightExpression"),
+              "Conditional": ("trueExpression", "falseExpression")}
+_CHECKS = ("require", "assert")
+
+
+def branch_only_spans(ast: Mapping[str, Any] | None,
+                      checks: bool = True) -> set[tuple[int, int, int]]:
+    """The ranges of expressions whose value only decides a branch (compact AST).
+
+    A value decides a branch when it is the condition of an ``if``, a loop or a ternary
+    ``?:``, or the first argument of ``require`` or ``assert`` (unless ``checks`` is False:
+    the compilation declares something of that name), or when it only goes into such a
+    value through operators (arithmetic, comparisons, ``&&``, ``||``, ``!``), parentheses,
+    type conversions or a ternary's result. A JUMPI consumes it there: its labels reach
+    no storage, call or transfer (the taint follows data, not control), so an overflow it
+    wraps can never be kept. Anything else (an assignment, a variable, an argument of
+    another call, an index, a return value) may keep it. The legacy AST of old solc gives
+    none (its children are not named).
+    """
+    found: set[tuple[int, int, int]] = set()
+    if not ast or not isinstance(ast, Mapping) or "nodeType" not in ast:
+        return found
+    pending: list[tuple[Any, bool]] = [(ast, False)]
+    while pending:
+        node, deciding = pending.pop()
+        if isinstance(node, list):
+            pending.extend((item, False) for item in node)
+            continue
+        if not isinstance(node, Mapping):
+            continue
+        kind = node.get("nodeType")
+        if deciding:
+            span = _span(node)
+            if span is not None:
+                found.add(span)
+        inner: dict[str, bool] = {name: True for name in _CONDITIONS.get(str(kind), ())}
+        inner.update((name, deciding) for name in _PASSED_ON.get(str(kind), ()))
+        if kind == "UnaryOperation" and node.get("operator") in ("!", "-", "~"):
+            inner["subExpression"] = deciding
+        elif kind == "TupleExpression" and not node.get("isInlineArray"):
+            components = node.get("components")
+            if isinstance(components, list) and len(components) == 1:
+                inner["components"] = deciding
+        elif kind == "FunctionCall":
+            arguments = node.get("arguments")
+            if isinstance(arguments, list) and arguments:
+                if node.get("kind") == "typeConversion":
+                    inner["arguments"] = deciding
+                elif checks and _is_check(node.get("expression")):
+                    pending.append((arguments[0], True))
+                    pending.extend((argument, False) for argument in arguments[1:])
+                    inner["arguments"] = False
+                    node = {name: value for name, value in node.items() if name != "arguments"}
+        for name, value in node.items():
+            if isinstance(value, list):
+                pending.extend((item, inner.get(name, False)) for item in value)
+            elif isinstance(value, dict):
+                pending.append((value, inner.get(name, False)))
+    return found
+
+
+def bounded_counters(ast: Mapping[str, Any] | None) -> set[tuple[int, int, int]]:
+    """The ranges of loop counters' steps that cannot wrap (compact AST).
+
+    ``for (...; i < bound; i++)``: the step runs only after the condition held and the
+    body ran, so ``i`` is below a value of its own type and ``i + 1`` fits; the same for
+    ``i--`` after ``i > bound``. Only when the condition compares the counter itself with
+    a value of exactly its type, and neither the body nor the bound writes the counter (an
+    assignment, an increment or a decrement of it, or inline assembly anywhere there).
+    """
+    found: set[tuple[int, int, int]] = set()
+    if not ast or not isinstance(ast, Mapping) or "nodeType" not in ast:
+        return found
+    for node, _, _ in _nodes(ast):
+        if node.get("nodeType") != "ForStatement":
+            continue
+        step = node.get("loopExpression")
+        step = step.get("expression") if isinstance(step, Mapping) else None
+        if not isinstance(step, Mapping) or step.get("nodeType") != "UnaryOperation":
+            continue
+        counter = _declaration(step.get("subExpression"))
+        condition = node.get("condition")
+        if counter is None or not isinstance(condition, Mapping):
+            continue
+        bound = _bound_of(condition, counter, step.get("operator"), _type_of(step))
+        span = _span(step)
+        if (bound is not None and span is not None
+                and not _writes(node.get("body"), counter) and not _writes(bound, counter)):
+            found.add(span)
+    return found
+
+
+def _type_of(node: Mapping[str, Any]) -> object:
+    return (node.get("typeDescriptions") or {}).get("typeString")
+
+
+def _declaration(node: object) -> int | None:
+    """The declaration an identifier names (None for anything else)."""
+    if isinstance(node, Mapping) and node.get("nodeType") == "Identifier":
+        declaration = node.get("referencedDeclaration")
+        return declaration if isinstance(declaration, int) else None
+    return None
+
+
+def _bound_of(condition: Mapping[str, Any], counter: int, step: object, kind: object
+              ) -> Mapping[str, Any] | None:
+    """The bound of ``counter < bound`` (for ``++``) or ``counter > bound`` (for ``--``).
+
+    Either way round (``bound > counter``); the counter of the step's type ``kind``, and
+    the comparison made at that type. None when the condition is not such a comparison.
+    """
+    if condition.get("nodeType") != "BinaryOperation" or not _integer_type(kind):
+        return None
+    left, right = condition.get("leftExpression"), condition.get("rightExpression")
+    operator = condition.get("operator")
+    below = {"++": "<", "--": ">"}.get(str(step))
+    above = {"++": ">", "--": "<"}.get(str(step))
+    if operator == below and _declaration(left) == counter:
+        bound = right
+    elif operator == above and _declaration(right) == counter:
+        bound = left
+    else:
+        return None
+    if not isinstance(left, Mapping) or not isinstance(right, Mapping) or not isinstance(
+            bound, Mapping):
+        return None
+    # The comparison is made at the step's width (a literal bound is converted to it).
+    common = (condition.get("commonType") or {}).get("typeString")
+    counter_side = left if bound is right else right
+    if _type_of(counter_side) != kind or (common != kind and not (
+            common is None and _type_of(bound) == kind)):
+        return None
+    return bound
+
+
+def _writes(node: object, declaration: int) -> bool:
+    """Whether ``node`` may change the variable ``declaration`` (or holds assembly).
+
+    The variable is a value-typed local: only an assignment, increment, decrement or
+    ``delete`` of the variable itself (or of a tuple holding it) changes it; an index or
+    a member on the left (``balances[to[i]] = x``) only reads it.
+    """
+    for inner, _, _ in _nodes(node):
+        kind = inner.get("nodeType")
+        if kind == "InlineAssembly":
+            return True
+        if kind == "Assignment" and declaration in _assigned(inner.get("leftHandSide")):
+            return True
+        if (kind == "UnaryOperation" and inner.get("operator") in ("++", "--", "delete")
+                and declaration in _assigned(inner.get("subExpression"))):
+            return True
+    return False
+
+
+def _assigned(target: object) -> set[int]:
+    """The variables an assignment to ``target`` changes itself (not through an index)."""
+    declaration = _declaration(target)
+    if declaration is not None:
+        return {declaration}
+    if isinstance(target, Mapping) and target.get("nodeType") == "TupleExpression":
+        components = target.get("components")
+        if isinstance(components, list):
+            return {found for component in components for found in _assigned(component)}
+    return set()
+
+
+def declares_checks(ast: Mapping[str, Any] | None) -> bool:
+    """Whether an AST declares something named ``require`` or ``assert`` (shadowing them)."""
+    return any(node.get("name") in _CHECKS and "Definition" in str(node.get("nodeType"))
+               or node.get("name") in _CHECKS and node.get("nodeType") == "VariableDeclaration"
+               for node, _, _ in _nodes(ast))
+
+
+def _is_check(callee: object) -> bool:
+    """Whether a call's callee is ``require`` or ``assert`` by name."""
+    return (isinstance(callee, Mapping) and callee.get("nodeType") == "Identifier"
+            and callee.get("name") in _CHECKS)
+
+
+def arithmetic_ops(ast: Mapping[str, Any] | None, checks: bool | None = None) -> list[ArithOp]:
+    """The arithmetic operations of one source's AST on integer types (see the module).
+
+    ``branch_only`` marks an operation (not an assignment, increment or decrement, which
+    keep their result) whose value only decides a branch (``branch_only_spans``),
+    ``bounded`` a loop counter's step that cannot wrap (``bounded_counters``);
+    ``checks`` says whether ``require`` and ``assert`` are the built-in ones (None: unless
+    this AST declares either).
+    """
     found: list[ArithOp] = []
     if not ast:
         return found
+    if checks is None:
+        checks = not declares_checks(ast)
+    deciding = branch_only_spans(ast, checks)
+    counters = bounded_counters(ast)
     for node, unchecked, library in _nodes(ast):
         kind = node.get("nodeType")
         attributes: Mapping[str, Any] = node
@@ -172,8 +370,9 @@ def arithmetic_ops(ast: Mapping[str, Any] | None) -> list[ArithOp]:
             continue  # an unsigned division never overflows
         if kind == "UnaryOperation" and operator == "-" and not signed:
             continue  # negating an unsigned value (solc < 0.5) is meant to wrap
+        only = kind != "Assignment" and operator not in ("++", "--") and span in deciding
         found.append(ArithOp(span[0], span[1], span[2], str(kind), str(operator), opcode,
-                             bits, signed, unchecked, library))
+                             bits, signed, unchecked, library, only, span in counters))
     return found
 
 
@@ -199,8 +398,9 @@ def wrapping_sites(compilation: Compilation, contract: CompiledContract,
         return {}
     checked = checks_arithmetic(contract.compiler or compilation.compiler)
     by_range: dict[tuple[int, int, int], ArithOp] = {}
+    builtin = not any(declares_checks(source.ast) for source in compilation.sources.values())
     for source in compilation.sources.values():
-        for op in arithmetic_ops(source.ast):
+        for op in arithmetic_ops(source.ast, builtin):
             if not checked or (op.unchecked and not op.library):
                 by_range[(op.start, op.length, op.file)] = op
     if not by_range:
@@ -221,6 +421,32 @@ def wrapping_sites(compilation: Compilation, contract: CompiledContract,
             continue
         sites[pc] = ArithSite(pc, found)
     return sites
+
+
+def watched_sites(compilation: Compilation, sites: Mapping[int, ArithSite]
+                  ) -> dict[int, ArithSite]:
+    """The sites of ``sites`` that may wrap and keep the result: what an oracle watches.
+
+    Left out: a loop counter's step within its bound (``ArithOp.bounded``: it never
+    wraps), and an operation that only decides a branch (``ArithOp.branch_only``), unless
+    some operation that does not has the same source text: the optimizer computes an
+    expression repeated within straight-line code once, and that one instruction may be
+    mapped to either occurrence.
+    """
+    texts: dict[tuple[int, int, int], bytes] = {}
+
+    def text(op: ArithOp) -> bytes:
+        key = (op.start, op.length, op.file)
+        found = texts.get(key)
+        if found is None:
+            source = compilation.sources.get(op.file)
+            data = source.data() if source is not None else b""
+            found = texts[key] = b" ".join(data[op.start:op.start + op.length].split())
+        return found
+
+    kept = {text(site.op) for site in sites.values() if not site.op.branch_only}
+    return {pc: site for pc, site in sites.items() if not site.op.bounded
+            and (not site.op.branch_only or text(site.op) in kept)}
 
 
 def _first_in_copy(pcs: list[int], index: int, entries: Mapping[int, Any], op: ArithOp,

@@ -17,7 +17,8 @@ deliberate power). It looks only at targets with a CALL to a computed address wi
 that may not be empty, and replays a run with the dataflow recording only when a target
 called an address among the case's arguments with a selector found in one of its byte
 strings or equal to the first four bytes of the keccak256 of one (a signature string the
-contract hashes). Key: the code and pc of the CALL and the confidence.
+contract hashes), at a site that may still get a rating it was not reported with
+(``FlowOracle.open_choices``). Key: the code and pc of the CALL and the confidence.
 
 SWC-107: the SWC registry has no entry for an arbitrary external call. Of its entries,
 SWC-107 is the one tools file a call to a caller-chosen address under (Mythril's "External
@@ -61,6 +62,7 @@ class ControlledCallOracle(FlowOracle):
     def candidate(self, result: ContractRun) -> bool:
         """A target called an argument of the case with a selector from the case.
 
+        And the run may still rate a site as no finding has (``FlowOracle.open_choices``).
         The selector comes from the case when its four bytes are inside one of the case's
         byte strings (``target.call(data)``) or are the first four bytes of the hash of
         one (``abi.encodeWithSignature(signature, ...)`` with ``signature`` a string
@@ -68,7 +70,7 @@ class ControlledCallOracle(FlowOracle):
         """
         calls = [call for call in result.calls if call.kind in _CALLS
                  and len(call.data) >= 4 and self.caller_of(call) in self.targets]
-        if not calls:
+        if not calls or not self.open_choices(result, _CALLS):
             return False
         ints, blobs = self.case_words(result.case)
         chosen = [call for call in calls if self.chosen(call.target, ints, blobs)]
@@ -78,6 +80,10 @@ class ControlledCallOracle(FlowOracle):
             return True
         hashed = {keccak256(blob)[:4] for blob in blobs}
         return any(call.data[:4] in hashed for call in chosen)
+
+    def rating_context(self, result: ContractRun) -> tuple[object, ...]:
+        """Who was privileged: it decides the rating, part of the finding's key."""
+        return self.chooser_context(result)
 
     def judge(self, result: ContractRun, flow: Dataflow) -> list[Finding]:
         """A finding per call site of a target whose callee and selector the input chose."""

@@ -14,8 +14,9 @@ storage (the transaction that stored it may have been a legitimate upgrade); *po
 when the deployer, or an account a trusted sender named, sent the transaction (an admin's
 upgrade function is a deliberate power). It looks only at targets with a DELEGATECALL or
 CALLCODE, and replays a run with the dataflow recording only when a target delegated to an
-address that is among the case's arguments (an input-chosen address comes from there).
-Key: the code and pc of the DELEGATECALL and the confidence.
+address that is among the case's arguments (an input-chosen address comes from there) and
+a site that ran may still get a rating it was not reported with
+(``FlowOracle.open_choices``). Key: the code and pc of the DELEGATECALL and the confidence.
 """
 
 from __future__ import annotations
@@ -49,13 +50,20 @@ class ControlledDelegatecallOracle(FlowOracle):
                    for code_hash, code in codes)
 
     def candidate(self, result: ContractRun) -> bool:
-        """A target delegated to an address among the case's arguments."""
+        """A target delegated to an address among the case's arguments.
+
+        And the run may still rate a site as no finding has (``FlowOracle.open_choices``).
+        """
         calls = [call for call in result.calls if call.kind in _DELEGATIONS
                  and self.caller_of(call) in self.targets]
-        if not calls:
+        if not calls or not self.open_choices(result, _DELEGATIONS):
             return False
         ints, blobs = self.case_words(result.case)
         return any(self.chosen(call.code_address, ints, blobs) for call in calls)
+
+    def rating_context(self, result: ContractRun) -> tuple[object, ...]:
+        """Who was privileged: it decides the rating, part of the finding's key."""
+        return self.chooser_context(result)
 
     def judge(self, result: ContractRun, flow: Dataflow) -> list[Finding]:
         """A finding per delegation site of a target whose callee the input chose."""

@@ -19,13 +19,19 @@ campaign's runs stay as they are, and the records are made *lazily*:
 * then the case is replayed once on a second contract target over the same chain with the
   ``dataflow`` recording (``replayed``), and every detector that asks about the same run
   shares that replay. A run is deterministic, so the replay ends in the same state the run
-  left, and the campaign's target, its prefix cache and its recorder are not touched;
-* a run judged clean is remembered by what decides its labels (``clean_key``: the edges it
-  covered, the functions called in order, the storage slots written and the last
-  transaction's slots read), and a later candidate with the same key is not replayed:
-  labels move along the instructions a run executes and the slots it uses, not with the
-  values or the senders. A detector whose verdict depends on something else (whether a
-  call failed) opts out (``cache_clean``).
+  left, and the campaign's target, its prefix cache and its recorder are not touched. The
+  replaying target keeps a prefix cache of its own, so the candidates of one round, which
+  share the seed's prefix, step only the transactions after it;
+* a run judged clean, or whose findings the campaign has already (``known``), is
+  remembered by what decides its labels (``clean_key``: the edges it covered, the
+  functions called in order, the storage slots written and the last transaction's slots
+  read) and what else decides its findings' keys (``rating_context``), and a later
+  candidate with the same key is not replayed: labels move along the instructions a run
+  executes and the slots it uses, not with the values or the senders. A detector whose
+  verdict depends on something else (whether a call failed) opts out (``cache_clean``);
+* the controlled calls are replayed only while a site that ran may still get a rating it
+  has no finding with (``open_choices``; the storage label's reach is a static question,
+  ``secant.oracles.static_labels``).
 
 A run whose target already records ``dataflow`` (a test, or a campaign that asks for it)
 is judged from its own records, without a replay. Only the code of target contracts (not
@@ -44,28 +50,42 @@ from secant.chain.deploy import DeployedContract
 from secant.engine.oracle import PostState
 from secant.evm.analysis import analyze, code_end
 from secant.evm.constant_stack import peek, step
+from secant.evm.crypto import keccak256
 from secant.evm.opcodes import (
+    AND,
     CALL,
     CALLCODE,
+    CREATE,
+    CREATE2,
     DELEGATECALL,
     DUP1,
     DUP16,
+    EQ,
+    GT,
     HALTS,
     INVALID,
+    ISZERO,
     JUMP,
     JUMPI,
+    LT,
+    MUL,
     OPS,
     POP,
     PUSH0,
     PUSH1,
     PUSH32,
     REVERT,
+    SGT,
+    SLOAD,
+    SLT,
     STATICCALL,
     SWAP1,
     SWAP16,
 )
 from secant.oracles.rated import RatedOracle, function_name
+from secant.oracles.static_labels import stored_reach
 from secant.targets.contract import ContractRun, ContractTarget
+from secant.targets.prefix_cache import PrefixCache
 from secant.targets.taint import STORED, Dataflow, FlowBranch, label_names
 from secant.targets.trace import CallEvent, dataflow_of
 from secant.types import Finding, RunResult, TxSeq
@@ -79,7 +99,10 @@ _CALLS = {CALL: (1, 2, 4), CALLCODE: (1, 2, 4), DELEGATECALL: (1, None, 3),
 _FLAG_STEPS = 2048  # instructions followed after a call to see its flag tested
 _FLAG_PATHS = 16  # branches on something else than the flag, both sides followed
 _ADDRESS_BYTES = 20
+_WORD = 1 << 256
+_FLAGS = frozenset({ISZERO, LT, GT, SLT, SGT, EQ})  # results of at most 1
 _CLEAN_LIMIT = 1 << 16  # clean keys remembered per detector (then forgotten at once)
+_RATINGS = ("possible", "certain", "likely")  # what ``FlowOracle.chooser_rating`` gives
 
 
 @dataclass(frozen=True)
@@ -90,7 +113,10 @@ class CallSite:
     same straight-line run (None: computed or loaded); ``checked`` says the success flag
     surely decides a JUMPI on every path that goes on after the call (solc's high-level
     calls, ``transfer``, ``require(ok)`` after a low-level call); ``block`` is the start
-    of the basic block the call ends (a run's coverage tells whether it ran).
+    of the basic block the call ends (a run's coverage tells whether it ran); ``gas`` is
+    the most gas the call can ask for as the same straight-line run proves it (solc's
+    ``2300 * iszero(value)`` for ``send`` and ``transfer`` gives 2300), None when nothing
+    bounds it (``gas()``: all that is left).
     """
 
     pc: int
@@ -100,6 +126,7 @@ class CallSite:
     data_size: int | None
     checked: bool
     block: int
+    gas: int | None = None
 
 
 def code_opcodes(chain: TestChain, code: bytes, code_hash: bytes) -> frozenset[int]:
@@ -125,6 +152,7 @@ def call_sites(chain: TestChain, code: bytes, code_hash: bytes) -> tuple[CallSit
     sites: list[CallSite] = []
     for start, instructions in analysis.blocks:
         stack: list[int | None] = []
+        bounds: list[int | None] = []
         for pc, op, value in instructions:
             if pc >= end:
                 break
@@ -133,10 +161,35 @@ def call_sites(chain: TestChain, code: bytes, code_hash: bytes) -> tuple[CallSit
                 checked = _flag_checked(ops, analysis.jumpdests, pc + 1)
                 sites.append(CallSite(pc, op, peek(stack, target),
                                       peek(stack, paid) if paid is not None else 0,
-                                      peek(stack, size), checked, start))
+                                      peek(stack, size), checked, start, peek(bounds, 0)))
             step(stack, op, value)
+            _bound_step(bounds, op, value)
     found = _SITES[key] = tuple(sites)
     return found
+
+
+def _bound_step(stack: list[int | None], op: int, value: int) -> None:
+    """``constant_stack.step`` on upper bounds: what a flag, a product or a mask can be.
+
+    A comparison or ISZERO gives at most 1, a product of bounded items at most the product
+    of their bounds, an AND at most its smaller bounded operand; everything else is as for
+    constants (a PUSH is its own bound). Enough to bound solc's stipend ``2300 *
+    iszero(value)``.
+    """
+    if op in _FLAGS:
+        del stack[max(0, len(stack) - OPS[op].pops):]
+        stack.append(1)
+    elif op == MUL or op == AND:
+        a, b = peek(stack, 0), peek(stack, 1)
+        del stack[max(0, len(stack) - 2):]
+        if op == MUL:
+            product = a * b if a is not None and b is not None else None
+            stack.append(product if product is not None and product < _WORD else None)
+        else:
+            known = [bound for bound in (a, b) if bound is not None]
+            stack.append(min(known) if known else None)
+    else:
+        step(stack, op, value)
 
 
 Item = tuple[int | None, bool]  # (constant or None, derived from the call's flag)
@@ -213,8 +266,10 @@ def _flag_step(stack: list[Item], op: int, value: int) -> None:
 
 
 # ---------------------------------------------------------------------- replays
-_REPLAYERS: WeakKeyDictionary[ContractTarget, ContractTarget] = WeakKeyDictionary()
+_REPLAYERS: WeakKeyDictionary[ContractTarget, tuple[ContractTarget, int]] = (
+    WeakKeyDictionary())
 _LAST: list[tuple[RunResult, Dataflow | None]] = []  # the last run replayed, its records
+_REPLAY_PREFIXES = 512  # prefixes the replayer keeps (of the rounds that ask for replays)
 
 
 def replayed(result: RunResult, post: PostState | None) -> Dataflow | None:
@@ -224,6 +279,11 @@ def replayed(result: RunResult, post: PostState | None) -> Dataflow | None:
     the case runs again on a target of its own over ``post``'s chain, with the recording
     (once per run, whichever detectors ask). None when ``post`` is no contract target, or
     when the replay did not end as the run did.
+
+    The replaying target has a prefix cache of its own: the candidates of one of Harvey's
+    rounds share the seed's prefix and differ in the last transaction, so each replay
+    steps that transaction only, and the prefix's records (labels kept in storage
+    included) come from the cache, as the campaign's own target does for its runs.
     """
     found = dataflow_of(result, post)
     if found is not None:
@@ -232,10 +292,17 @@ def replayed(result: RunResult, post: PostState | None) -> Dataflow | None:
         return None
     if _LAST and _LAST[0][0] is result:
         return _LAST[0][1]
-    replayer = _REPLAYERS.get(post)
-    if replayer is None:
-        replayer = _REPLAYERS[post] = ContractTarget(post.chain, frozenset({"dataflow"}),
-                                                     path_scope=post.path_scope)
+    base = post.chain.base_snapshot
+    known = _REPLAYERS.get(post)
+    if known is None or known[1] != base:  # a cache is valid for one sealed state only
+        replayer = ContractTarget(post.chain, frozenset({"dataflow"}),
+                                  path_scope=post.path_scope,
+                                  prefix_cache=PrefixCache(max_entries=_REPLAY_PREFIXES))
+        _REPLAYERS[post] = (replayer, base)
+    else:
+        replayer = known[0]
+    if replayer.prefix_cache is not None and len(result.case) > 1:
+        replayer.prefix_cache.expect(result.case[:-1])
     again = replayer.run(result.case)
     same = [(o.success, o.gas_used) for o in again.outcomes] == [
         (o.success, o.gas_used) for o in result.outcomes]
@@ -261,29 +328,70 @@ class FlowOracle(RatedOracle):
         # Sites already reported (code hash, pc): their runs need no replay any more.
         self.reported: set[tuple[bytes, int]] = set()
         self.clean: set[int] = set()
+        # Every code a run may execute that the oracle knows (targets', attacker
+        # contracts'), and which of its blocks read storage (``read_storage``).
+        self._frame_code = dict(self.code_of)  # address -> (code hash, code)
+        for attacker in chain.attacker_contracts:
+            code = chain.code_at(attacker.address)
+            if code:
+                self._frame_code[attacker.address] = (keccak256(code), code)
+        self._any_code = {code_hash: code for code_hash, code in self._frame_code.values()}
+        self._readers: dict[bytes, frozenset[int]] = {}
+        # Every call site of the targets' code.
+        self._sites = [(code_hash, site) for code_hash, code in self.code_of.values()
+                       for site in call_sites(chain, code, code_hash)]
+        self._relayed = frozenset(c.address for c in chain.attacker_contracts)
+        self._post: PostState | None = None  # the target ``own_flow`` last asked about
+        # ``open_choices``' sites not reported with every rating, and how many keys it knew.
+        self._open_sites: tuple[int, list[tuple[bytes, CallSite]]] | None = None
+        self._post_records = True
 
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """The findings of one run: its records judged, when the run may show the bug."""
         if not self.needs or not isinstance(result, ContractRun):
             return []
-        flow = dataflow_of(result, post)
+        flow = self.own_flow(result, post)
         key = None
         if flow is None:
             if not self.candidate(result):
                 return []
             if self.cache_clean:
-                key = self.clean_key(result)
+                key = hash((self.clean_key(result), self.rating_context(result)))
                 if key in self.clean:
                     return []
             flow = replayed(result, post)
             if flow is None:
                 return []
         findings = self.judge(result, flow)
-        if not findings and key is not None:
+        # A run that showed nothing the campaign does not have yet is remembered like a
+        # clean one: a run like it would show the same keys.
+        if key is not None and all(finding.key in self.known for finding in findings):
             if len(self.clean) >= _CLEAN_LIMIT:
                 self.clean.clear()
             self.clean.add(key)
-        return findings
+        return self.returned(findings)
+
+    def rating_context(self, result: ContractRun) -> tuple[object, ...]:
+        """What decides the keys of a run's findings besides its labels (none here).
+
+        Part of the memory of judged runs, next to ``clean_key``.
+        """
+        return ()
+
+    def own_flow(self, result: RunResult, post: PostState | None) -> Dataflow | None:
+        """``dataflow_of``: the records the run itself made, if it made any.
+
+        Whether ``post`` records ``dataflow`` is asked once per target (a campaign's runs
+        all come from one); a result may carry records of its own too.
+        """
+        if post is not self._post:
+            recorder = getattr(post, "recorder", None)
+            self._post = post
+            self._post_records = recorder is None or "dataflow" in getattr(
+                recorder, "recordings", frozenset({"dataflow"}))
+        if self._post_records or "dataflow" in getattr(result, "__dict__", ()):
+            return dataflow_of(result, post)
+        return None
 
     def judge(self, result: ContractRun, flow: Dataflow) -> list[Finding]:
         """The findings the run's dataflow records show."""
@@ -305,10 +413,166 @@ class FlowOracle(RatedOracle):
     # ------------------------------------------------------------------ preconditions
     def sites_ran(self, result: RunResult) -> list[tuple[bytes, CallSite]]:
         """The call sites of the targets' code whose block the case executed."""
+        return self._that_ran(result, self._sites)
+
+    @staticmethod
+    def _that_ran(result: RunResult, sites: list[tuple[bytes, CallSite]]
+                  ) -> list[tuple[bytes, CallSite]]:
+        """Those of ``sites`` whose block the case executed."""
         blocks = result.blocks
-        return [(code_hash, site) for code_hash, code in self.code_of.values()
-                for site in call_sites(self.chain, code, code_hash)
-                if (code_hash, site.block) in blocks]
+        by_code = getattr(blocks, "by_code", None)
+        if by_code is None:
+            return [(code_hash, site) for code_hash, site in sites
+                    if (code_hash, site.block) in blocks]
+        empty: set[int] = set()
+        return [(code_hash, site) for code_hash, site in sites
+                if site.block in by_code.get(code_hash, empty)]
+
+    def chooser_context(self, result: ContractRun) -> tuple[object, ...]:
+        """Which transactions a privileged sender sent (``chooser_rating``'s *possible*)."""
+        return tuple(self.privileged(result, tx) for tx in range(len(result.case)))
+
+    def open_choices(self, result: ContractRun, opcodes: frozenset[int]) -> bool:
+        """Whether the run may show a chosen callee at a site not yet reported as it would.
+
+        For the detectors whose keys are a site (of ``opcodes``, in a target's code) and a
+        rating from ``chooser_rating``: a site can only be reported if it ran and its
+        callee is not a constant the code pushes (that carries no label), and a run can
+        only rate it *possible* if a privileged sender sent one of its transactions,
+        *certain* or *likely* if another sender did, and *likely* only if the storage
+        label can reach the site (``stored_possible``). When every such key was returned
+        already, the replay could show nothing new and is not made.
+        """
+        known, name = self.known, self.name
+        # The sites not yet reported with every rating (once all are, nothing is looked at),
+        # worked out again only when a finding was added.
+        cached = self._open_sites
+        if cached is None or cached[0] != len(known):
+            sites = [(code_hash, site) for code_hash, site in self._sites
+                     if site.opcode in opcodes and site.target is None  # a constant: no label
+                     and any((name, code_hash, site.pc, rating) not in known
+                             for rating in _RATINGS)]
+            self._open_sites = cached = (len(known), sites)
+        sites = cached[1]
+        ran = self._that_ran(result, sites) if sites else sites
+        if not ran:
+            return False
+        missing = {rating: [(code_hash, site) for code_hash, site in ran
+                            if (name, code_hash, site.pc, rating) not in known]
+                   for rating in _RATINGS}
+        case = result.case
+        if missing["possible"] or missing["certain"]:
+            privileged = {self.privileged(result, tx) for tx in range(len(case))}
+            if (missing["possible"] and True in privileged) or (
+                    missing["certain"] and False in privileged):
+                return True
+            if False not in privileged:
+                return False
+            return bool(missing["likely"]) and self.stored_possible(result, missing["likely"])
+        # Only *likely* is left (the usual case once a site is found): the cheaper test first.
+        if not missing["likely"] or not self.stored_possible(result, missing["likely"]):
+            return False
+        return not all(self.privileged(result, tx) for tx in range(len(case)))
+
+    def stored_possible(self, result: ContractRun, sites: list[tuple[bytes, CallSite]]
+                        ) -> bool:
+        """Whether a value read from storage may reach the callee (or input) of a site.
+
+        Only if some code of the case may have read storage (``read_storage``); then, when
+        every frame that ran a target's code had calldata that cannot carry the label
+        (``clean_frames``), only if the site's own code may bring a stored value there
+        (``secant.oracles.static_labels``: the callee, or memory for a CALL's selector).
+        """
+        if not self.read_storage(result):
+            return False
+        for code_hash, site in sites:
+            code = self._any_code.get(code_hash)
+            if code is None:
+                return True
+            reach = stored_reach(code, code_hash, self.fork).get(site.pc)
+            if reach is None or reach.callee or (site.opcode in (CALL, CALLCODE)
+                                                 and reach.memory):
+                return True
+        return not self.clean_frames(result)
+
+    def clean_frames(self, result: ContractRun) -> bool:
+        """Whether every frame that ran a target's code had calldata without STORED.
+
+        A transaction's own frame has (its calldata is the input). A frame below it has
+        when its caller's had and the caller's code cannot hold a stored value in memory
+        at any of its calls (``static_labels.stored_reach``), which needs the caller's
+        code known: a target's or an attacker contract's. The callers come from the
+        ``calls`` recording (a message's caller is the first message at the depth above it
+        to end after it). A case that creates contracts is not judged (code might change
+        under an address).
+        """
+        calls = result.calls
+        if not any(call.code_address in self.targets for call in calls):
+            return True
+        if any(call.kind in (CREATE, CREATE2) for call in calls):
+            return False
+        by_tx: dict[int, list[CallEvent]] = {}
+        for call in calls:
+            by_tx.setdefault(call.tx, []).append(call)
+        case = result.case
+        for tx, events in by_tx.items():
+            if tx >= len(case):
+                return False
+            sender = case[tx].sender
+            top = sender if sender in self._relayed else self.contract_of(case[tx])
+            for index, event in enumerate(events):
+                if event.code_address not in self.targets:
+                    continue
+                depth, at = event.depth, index
+                while depth > 1:
+                    at = next((later for later in range(at + 1, len(events))
+                               if events[later].depth == depth - 1), -1)
+                    if at < 0 or not self._quiet_memory(events[at].code_address):
+                        return False
+                    depth -= 1
+                if not self._quiet_memory(top):
+                    return False
+        return True
+
+    def _quiet_memory(self, address: int) -> bool:
+        """Whether the code at ``address`` (known) never calls with stored memory.
+
+        In a frame whose calldata has no STORED: what its callees' calldata then lack too.
+        """
+        known = self._frame_code.get(address)
+        if known is None:
+            return False
+        code_hash, code = known
+        return not any(reach.memory for reach in stored_reach(code, code_hash,
+                                                                self.fork).values())
+
+    def read_storage(self, result: RunResult) -> bool:
+        """Whether some code of the case may have run an SLOAD (a block holding one ran).
+
+        Code the oracle does not know (created during the case) counts as reading.
+        """
+        by_code = getattr(result.blocks, "by_code", None)
+        if by_code is None:
+            return True
+        for code_hash, starts in by_code.items():
+            if not starts:
+                continue
+            reading = self._reading_blocks(code_hash)
+            if reading is None or not reading.isdisjoint(starts):
+                return True
+        return False
+
+    def _reading_blocks(self, code_hash: bytes) -> frozenset[int] | None:
+        """The blocks of a known code (targets', attacker contracts') that hold an SLOAD."""
+        found = self._readers.get(code_hash)
+        if found is None:
+            code = self._any_code.get(code_hash)
+            if code is None:
+                return None
+            found = self._readers[code_hash] = frozenset(
+                start for start, instructions in analyze(code, code_hash, self.fork).blocks
+                if any(op == SLOAD for _, op, _ in instructions))
+        return found
 
     def caller_of(self, call: CallEvent) -> int:
         """The account whose code made ``call`` (a DELEGATECALL runs in its target)."""

@@ -15,6 +15,11 @@ when some code it runs has a DELEGATECALL or CALLCODE whose target the scan coul
 to a constant and no linked library explains it (a proxy: the logic, and a way out, may
 live in code the runs have not reached, or be installed later); *certain* otherwise,
 since the scan sees every instruction that could move ether.
+
+Cost: a contract with a way out is never reported, so the oracle looks only for the
+receipts of the others (``_open``), needs no recording when there are none, and none
+either when no target can pay or delegate (ether then only arrives with transactions,
+which the case says).
 """
 
 from __future__ import annotations
@@ -62,10 +67,22 @@ class FreezingEtherOracle(RatedOracle):
         self._seen: dict[int, set[int]] = {}
         self._verdicts: dict[int, Verdict] = {}
         self._reported: set[int] = set()
+        # The targets that may still be reported: not yet, and no way out found. A way out
+        # stays (more code seen delegated to only adds exits), so this only shrinks.
+        self._open = {address for address in self.targets
+                      if self.verdict(address).exit is None}
+        if not self._open:
+            self.needs = frozenset()  # every target can send ether: nothing to look at
+        elif not self.exit_opcodes() and not any(
+                scan(code, code_hash, self.fork).delegations
+                for code_hash, code in self.code_of.values()):
+            # No target can pay another or delegate: ether only arrives with transactions,
+            # which the case says (a relayed one carries its value in the case too).
+            self.needs = frozenset()
 
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding per target that received ether in this run and cannot send it."""
-        if not isinstance(result, ContractRun):
+        if not self._open or not isinstance(result, ContractRun):
             return []
         for call in result.calls:
             if call.kind in (DELEGATECALL, CALLCODE) and call.target in self.targets:
@@ -73,17 +90,20 @@ class FreezingEtherOracle(RatedOracle):
                 if call.code_address not in seen:
                     seen.add(call.code_address)
                     self._verdicts.pop(call.target, None)
+                    if call.target in self._open and self.verdict(call.target).exit:
+                        self._open.discard(call.target)
         findings = []
         for address, (how, index) in self._receipts(result).items():
             verdict = self.verdict(address)
             if verdict.exit is not None:
                 continue
             self._reported.add(address)
+            self._open.discard(address)
             findings.append(self._finding(result, address, how, index, verdict))
         return findings
 
     def _receipts(self, result: ContractRun) -> dict[int, tuple[str, int]]:
-        """Targets not yet reported that received ether: how, and in which transaction.
+        """Targets that may be reported (``_open``) that received ether: how, and where.
 
         Ether arrives with a transaction, with a call from another contract, or as the
         balance of a contract that self-destructed naming it, in a successful transaction.
@@ -93,9 +113,10 @@ class FreezingEtherOracle(RatedOracle):
         found: dict[int, tuple[str, int]] = {}
         case, outcomes = result.case, result.outcomes
 
+        open_ = self._open
+
         def note(address: int, index: int, how: str) -> None:
-            if (address in self.targets and address not in self._reported
-                    and address not in found and index < len(case)
+            if (address in open_ and address not in found and index < len(case)
                     and outcomes[index].success):
                 found[address] = (f"received {how} in {self.step(case[:index + 1], index)}",
                                   index)

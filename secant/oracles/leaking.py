@@ -23,6 +23,11 @@ trusted sender's transaction naming the attacker (``transferOwnership(attacker1)
 the trusted sender's choice and not reported. It is *certain* when no trusted sender's
 transaction without ether came first, else *likely*: that transaction may have opened
 the way on purpose. Key: the paying contract and the function of the paying transaction.
+
+Cost: targets that can pay nobody (no CALL whose value may be non-zero, no SELFDESTRUCT,
+no DELEGATECALL or CALLCODE of code that is not a target's) need none of its recordings;
+elsewhere a run is looked at only when a target paid the attacker side in it, and not
+when the campaign has every key its paying transactions could give.
 """
 
 from __future__ import annotations
@@ -52,6 +57,10 @@ class LeakingEtherOracle(RatedOracle):
         self.attacker_contracts = self.attacker_side - self.attackers
         # Who pays the gas of an attacker contract's transaction (ContractTarget relays it).
         self.relay = chain.attackers[0].address if chain.attackers else self.deployer
+        # Targets that have no CALL that may carry ether, no SELFDESTRUCT and run no code a
+        # scan has not seen can pay nobody: the oracle then needs no recording.
+        if not self.exit_opcodes() & {CALL, SELFDESTRUCT} and not self.delegates_unknown():
+            self.needs = frozenset()
 
     def trusted_setup(self, case: TxSeq, outcomes: list[TxOutcome], upto: int) -> list[int]:
         """Trusted transactions before ``upto``; an attacker contract's is the attacker's."""
@@ -60,10 +69,28 @@ class LeakingEtherOracle(RatedOracle):
 
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding when the run shows a leak."""
-        if not isinstance(result, ContractRun) or not result.balance_changes:
+        if not self.needs or not isinstance(result, ContractRun) or not result.balance_changes:
             return []
         case, outcomes = result.case, result.outcomes
         side = self.attacker_side
+        # Payments from target contracts to the attacker side, by transaction: without one
+        # there is no leak (checked first: most runs pay the attacker nothing).
+        paid: dict[int, list[tuple[int, int, int, int]]] = {}
+        for call in result.calls:
+            if (call.kind == CALL and call.value and call.success and call.target in side
+                    and call.sender in self.targets):
+                paid.setdefault(call.tx, []).append((call.sender, call.target, call.value,
+                                                     CALL))
+        for gone in result.selfdestructs:
+            if gone.beneficiary in side and gone.balance and gone.address in self.targets:
+                paid.setdefault(gone.tx, []).append((gone.address, gone.beneficiary,
+                                                     gone.balance, SELFDESTRUCT))
+        # The finding's key is the payer and the function of an attacker's paying
+        # transaction: when the campaign has every such key, nothing here is new.
+        if all((self.name, payments[0][0], case[index].function) in self.known
+               for index, payments in paid.items()
+               if index < len(case) and case[index].sender in side):
+            return []
         changes = result.balance_changes
         if not any(address in changes for address in side):
             return []
@@ -80,25 +107,16 @@ class LeakingEtherOracle(RatedOracle):
         gain = sum(changes.get(address, 0) for address in side) + gas * self.base_fee
         if gain <= 0:
             return []
-        # Payments from target contracts to the attacker side, by transaction.
-        paid: dict[int, list[tuple[int, int, int, int]]] = {}
-        for call in result.calls:
-            if (call.kind == CALL and call.value and call.success and call.target in side
-                    and call.sender in self.targets):
-                paid.setdefault(call.tx, []).append((call.sender, call.target, call.value,
-                                                     CALL))
-        for gone in result.selfdestructs:
-            if gone.beneficiary in side and gone.balance and gone.address in self.targets:
-                paid.setdefault(gone.tx, []).append((gone.address, gone.beneficiary,
-                                                     gone.balance, SELFDESTRUCT))
         leaks = [i for i in attacker_txs if i in paid and outcomes[i].success
                  and not self.granted(case, outcomes, i)]
         if not leaks:
             return []
         index = leaks[-1]
         payer, receiver, _, opcode = paid[index][0]
+        if (self.name, payer, case[index].function) in self.known:
+            return []
         amount = sum(value for sender, _, value, _ in paid[index] if sender == payer)
-        return [self._finding(result, index, payer, receiver, amount, opcode)]
+        return self.returned([self._finding(result, index, payer, receiver, amount, opcode)])
 
     def _finding(self, result: ContractRun, index: int, payer: int, receiver: int,
                  amount: int, opcode: int) -> Finding:

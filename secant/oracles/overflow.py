@@ -31,12 +31,16 @@ Contracts without a source map and AST (bytecode only) are not judged: without t
 there is no telling a wrap from the 256-bit arithmetic that is meant to wrap (hashing,
 SafeMath's own checks, Yul), so the oracle stays off rather than guess.
 
-Cost: nothing on code without such arithmetic (0.8 code without ``unchecked``). Otherwise
-the campaign's runs carry the cheap ``arithmetic`` recording (``secant.targets.wraps``:
-each block holding a site is evaluated from its entry, and says whether a site wrapped),
-and a run is replayed with the ``dataflow`` recording only when a site not yet reported
-*certain* wrapped (or may have) in a successful transaction, and no run like it (the same
-sites wrapped, senders, edges, functions and slots) was judged clean before.
+Cost: nothing on code without such arithmetic (0.8 code without ``unchecked``), nor on
+code whose every such operation only decides a branch (``if (a > a * b)``, a
+``require``'s condition: its labels end at a JUMPI, so it is never a finding) or steps a
+loop's counter below its bound (``i++`` after ``i < n``: it never wraps;
+``secant.compile.arith_types.watched_sites``). Otherwise the campaign's runs carry the cheap
+``arithmetic`` recording (``secant.targets.wraps``: each block holding a site whose result
+may be kept is evaluated from its entry, and says whether a site wrapped), and a run is
+replayed with the ``dataflow`` recording only when such a site not yet reported *certain*
+wrapped (or may have) in a successful transaction, and no run like it (the same sites
+wrapped, senders, edges, functions and slots) was judged clean before.
 """
 
 from __future__ import annotations
@@ -45,7 +49,12 @@ from collections.abc import Iterable
 
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
-from secant.compile.arith_types import ArithSite, checks_arithmetic, wrapping_sites
+from secant.compile.arith_types import (
+    ArithSite,
+    checks_arithmetic,
+    watched_sites,
+    wrapping_sites,
+)
 from secant.engine.oracle import PostState
 from secant.evm.analysis import analyze
 from secant.evm.opcodes import (
@@ -66,14 +75,15 @@ from secant.oracles.flows import FlowOracle
 from secant.oracles.rated import ether, function_name
 from secant.targets.contract import ContractRun
 from secant.targets.taint import OVERFLOW, WRAP_BITS, Dataflow, FlowSink, FlowWrap, watch_arithmetic
-from secant.targets.trace import dataflow_of, wraps_of
+from secant.targets.trace import wraps_of
 from secant.targets.wraps import watch_blocks
 from secant.types import Finding, RunResult
 
 __all__ = ["OverflowOracle", "number"]
 
 _SYMBOLS = {ADD: "+", SUB: "-", MUL: "*", EXP: "**", SDIV: "/"}
-_SITES: dict[bytes, dict[int, ArithSite]] = {}  # wrapping sites by runtime code hash
+# Wrapping sites by runtime code hash: all of them, and those the oracle watches.
+_SITES: dict[bytes, tuple[dict[int, ArithSite], dict[int, ArithSite]]] = {}
 _SNIPPET = 60  # characters of the operation's source shown
 _CLEAN_LIMIT = 1 << 16  # clean runs remembered (then forgotten at once)
 
@@ -128,7 +138,7 @@ class OverflowOracle(FlowOracle):
         """The findings of one run; replayed only when a watched site wrapped (or may have)."""
         if not self.needs or not isinstance(result, ContractRun):
             return []
-        seen = wraps_of(result, post) if dataflow_of(result, post) is None else None
+        seen = wraps_of(result, post) if self.own_flow(result, post) is None else None
         if seen is None:
             return super().check(result, post)
         wrapped = self.wrapped_here(result, seen)
@@ -160,13 +170,23 @@ class OverflowOracle(FlowOracle):
         """
         outcomes = result.outcomes
         reported = self.reported
+        watched = self.watched
         return frozenset((code_hash, pc) for tx, code_hash, pc, _ in seen
                          if tx < len(outcomes) and outcomes[tx].success
-                         and (code_hash, pc) not in reported)
+                         and (code_hash, pc) in watched and (code_hash, pc) not in reported)
 
     def relevant(self, chain: TestChain, codes: Iterable[tuple[bytes, bytes]]) -> bool:
-        """Some target's source has arithmetic that may wrap (registers it for the tracker)."""
-        self.sites: dict[bytes, dict[int, ArithSite]] = {}
+        """Some target's source has arithmetic that may wrap and keep its result.
+
+        A site whose value only decides a branch can never be reported, and a loop
+        counter's step within its bound never wraps (``watched_sites``): code with no
+        other site is not watched at all, and elsewhere the ``arithmetic`` recording leaves
+        such sites out (a wrap there never makes a run worth a replay).
+        The ``dataflow`` recording of a replay still labels every site's wraps, so its
+        records say all that wrapped.
+        """
+        self.sites: dict[bytes, dict[int, ArithSite]] = {}  # watched sites by code
+        self.watched: set[tuple[bytes, int]] = set()  # (code hash, pc) of those sites
         self.rated_as: dict[tuple[bytes, int], str] = {}  # sites reported, how surely
         self.site_blocks: list[tuple[bytes, int, int]] = []  # (code hash, block, pc)
         for address, contract in self.targets.items():
@@ -176,22 +196,26 @@ class OverflowOracle(FlowOracle):
             code_hash, code = known
             if code_hash in self.sites:
                 continue
-            sites = _SITES.get(code_hash)
-            if sites is None:
-                sites = _SITES[code_hash] = wrapping_sites(contract.compilation,
-                                                           contract.compiled)
-            if not sites:
+            found = _SITES.get(code_hash)
+            if found is None:
+                every = wrapping_sites(contract.compilation, contract.compiled)
+                found = _SITES[code_hash] = (every, watched_sites(contract.compilation, every))
+            sites, watched = found
+            if not watched:
                 continue
-            self.sites[code_hash] = sites
+            self.sites[code_hash] = watched
+            self.watched.update((code_hash, pc) for pc in watched)
             types = {pc: (site.opcode, site.op.bits, site.op.signed)
                      for pc, site in sites.items()}
-            watch_arithmetic(code_hash, types)
-            watch_blocks(code, code_hash, chain.fork, types)
+            watch_arithmetic(code_hash, types)  # the replays' records name every wrap
+            watch_blocks(code, code_hash, chain.fork,
+                         {pc: kind for pc, kind in types.items() if pc in watched})
             starts = {}
             for start, instructions in analyze(code, code_hash, chain.fork).blocks:
                 for pc, _, _ in instructions:
                     starts[pc] = start
-            self.site_blocks += [(code_hash, starts[pc], pc) for pc in sites if pc in starts]
+            self.site_blocks += [(code_hash, starts[pc], pc) for pc in watched
+                                 if pc in starts]
         return bool(self.sites)
 
     def candidate(self, result: ContractRun) -> bool:

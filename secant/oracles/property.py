@@ -248,6 +248,8 @@ class PropertyOracle(Oracle):
     # ------------------------------------------------------------------ the oracle
     def check(self, result: RunResult, post: PostState | None) -> list[Finding]:
         """The failures seen during this run (and real ones of an unchecked run before)."""
+        if not self._pending:
+            return []
         pending, self._pending = self._pending, []
         findings = []
         for _, finding in pending:

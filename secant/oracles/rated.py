@@ -28,7 +28,7 @@ from secant.chain.deploy import DeployedContract
 from secant.engine.oracle import Oracle
 from secant.evm.crypto import keccak256
 from secant.oracles.exits import scan
-from secant.types import RunResult, Tx, TxOutcome, TxSeq
+from secant.types import Finding, RunResult, Tx, TxOutcome, TxSeq
 
 SEVERITIES = ("high", "medium", "low")
 """Severity levels, worst first."""
@@ -80,6 +80,14 @@ class RatedOracle(Oracle):
         self._names = {address: name for name, address in chain.names().items()}
         main = chain.main
         self._main = main.address if main is not None else None
+        # The keys of the findings this oracle returned: the engine keeps each key once, so
+        # a run that can only show these again needs no more work (nothing twice).
+        self.known: set[tuple[object, ...]] = set()
+
+    def returned(self, findings: list[Finding]) -> list[Finding]:
+        """``findings``, their keys remembered in ``known``."""
+        self.known.update(finding.key for finding in findings)
+        return findings
 
     # ------------------------------------------------------------------ wording
     def who(self, address: int) -> str:
@@ -151,6 +159,28 @@ class RatedOracle(Oracle):
         if not lines:
             return ""
         return f" at {lines[0]}" if len(lines) == 1 else f" at one of {', '.join(lines)}"
+
+    # ------------------------------------------------------------------ static facts
+    def exit_opcodes(self) -> frozenset[int]:
+        """The opcodes of the targets' exits (``secant.oracles.exits``): how they can pay."""
+        return frozenset(site.opcode for code_hash, code in self.code_of.values()
+                         for site in scan(code, code_hash, self.fork).exits)
+
+    def delegates_unknown(self) -> bool:
+        """Whether a target may DELEGATECALL or CALLCODE code that is not a target's.
+
+        Code no scan has seen (a computed delegate, or a constant one without a target's
+        code) runs in the target's context and may do anything there: pay, self-destruct.
+        """
+        known = {code_hash for code_hash, _ in self.code_of.values()}
+        for code_hash, code in self.code_of.values():
+            for site in scan(code, code_hash, self.fork).delegations:
+                if site.operand is None:
+                    return True
+                delegate = self.chain.code_at(site.operand)
+                if delegate and keccak256(delegate) not in known:
+                    return True
+        return False
 
     # ------------------------------------------------------------------ roles
     def trusted_setup(self, case: TxSeq, outcomes: list[TxOutcome], upto: int) -> list[int]:

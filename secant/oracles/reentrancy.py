@@ -35,15 +35,26 @@ A re-entry that the target refuses (a ``nonReentrant`` guard reverts it, so the 
 fails), a payment with the 2300-gas stipend (the attacker cannot call back) and
 checks-effects-interactions (nothing read before the call is used after it) are not
 findings. Key: the contract and the pc of the stale use.
+
+Cost: code that cannot hand the attacker contract control with gas to call back
+(``hands_over``: no CALL to a computed address that may forward more than ``send`` or
+``transfer`` give, no DELEGATECALL of unknown code) is never re-entered, and code that
+neither reads nor writes storage nor pays can come to no harm by it: the oracle then
+needs no recording. Elsewhere only the transactions in which the attacker contract
+called out while being called are rebuilt, and not those whose accesses and calls equal
+those of a transaction judged before whose stale uses the campaign has.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from secant.chain.attackers import REENTRY_MIN_GAS
 from secant.chain.chain import TestChain
 from secant.engine.oracle import PostState
-from secant.evm.opcodes import CALL, CALLCODE
+from secant.evm.crypto import keccak256
+from secant.evm.opcodes import CALL, CALLCODE, DELEGATECALL, SLOAD, SSTORE
+from secant.oracles.flows import call_sites, code_opcodes
 from secant.oracles.rated import RatedOracle, ether, function_name
 from secant.targets.contract import ContractRun
 from secant.targets.trace import END, LOAD, START, STORE, AccessEvent, CallEvent
@@ -84,35 +95,72 @@ class _Frame:
         return found
 
 
-def _frames(events: list[AccessEvent], calls: list[CallEvent]) -> list[_Frame]:
+def _frames(events: list[AccessEvent], calls: list[CallEvent],
+            watched: frozenset[int]) -> list[_Frame]:
     """The frames of one transaction's events, outermost first.
 
     ``calls`` are the transaction's ``CallEvent`` s, in the order their messages ended: the
     same order as the frames below the transaction's own by their END events (both come
     from the recorder's message hooks), which gives each frame the ether it received.
+    Only frames on the storage of ``watched`` accounts (the targets) keep their accesses:
+    nothing reads the others'.
     """
     frames: list[_Frame] = []
     stack: list[_Frame] = []
-    for position, event in enumerate(events):
-        if event.kind == START:
-            frame = _Frame(event.address, stack[-1] if stack else None, position)
-            if stack:
-                stack[-1].children.append(frame)
+    top: _Frame | None = None
+    keep = False  # whether the running frame's accesses are kept
+    for position, (_, kind, _, address, slot, pc, value) in enumerate(events):
+        if kind == START:
+            frame = _Frame(address, top, position)
+            if top is not None:
+                top.children.append(frame)
             stack.append(frame)
             frames.append(frame)
-        elif event.kind == END:
+            top, keep = frame, address in watched
+        elif kind == END:
             if stack:
                 done = stack.pop()
-                done.end, done.success = position, bool(event.slot)
-        elif stack and event.kind in (LOAD, STORE):
-            stack[-1].accesses.append((position, event.kind, event.slot, event.pc,
-                                        event.value))
+                done.end, done.success = position, bool(slot)
+                top = stack[-1] if stack else None
+                keep = top is not None and top.address in watched
+        elif keep and top is not None:  # LOAD or STORE
+            top.accesses.append((position, kind, slot, pc, value))
     ended = sorted((frame for frame in frames[1:] if frame.end >= 0), key=lambda f: f.end)
     if len(ended) == len(calls) and all(frame.address == call.target
                                         for frame, call in zip(ended, calls)):
         for frame, call in zip(ended, calls):
             frame.paid = call.value if call.success and call.kind in (CALL, CALLCODE) else 0
     return frames
+
+
+def hands_over(chain: TestChain, code: bytes, code_hash: bytes, known: frozenset[bytes],
+               attackers: frozenset[int]) -> bool:
+    """Whether ``code`` may give the attacker contract control with gas to call back.
+
+    A CALL or CALLCODE to an address that is not a constant (or is an attacker contract)
+    does, unless the same straight-line code proves that it asks for so little gas that,
+    with the stipend, the callee has less than the attacker needs to re-enter
+    (``REENTRY_MIN_GAS``; ``send`` and ``transfer`` ask for 2300 at most). So does a
+    DELEGATECALL or CALLCODE of code whose hash is not in ``known`` (the targets' code,
+    scanned too): code no scan has seen may call anything. A STATICCALL does not: a static
+    re-entry can neither write storage nor pay.
+    """
+    for site in call_sites(chain, code, code_hash):
+        if site.opcode in (CALL, CALLCODE) and (site.target is None
+                                                or site.target in attackers):
+            if site.gas is None or site.gas + _STIPEND >= REENTRY_MIN_GAS:
+                return True
+        if site.opcode in (DELEGATECALL, CALLCODE):
+            if site.target is None:
+                return True
+            delegate = chain.code_at(site.target)
+            if delegate and keccak256(delegate) not in known:
+                return True
+    return False
+
+
+_STIPEND = 2300  # the gas a CALL with value adds for its callee
+_JUDGED_LIMIT = 1 << 16  # transactions remembered (then forgotten at once)
 
 
 @dataclass(frozen=True)
@@ -140,54 +188,115 @@ class ReentrancyOracle(RatedOracle):
     def __init__(self, chain: TestChain) -> None:
         super().__init__(chain)
         self.attacker_contracts = frozenset(c.address for c in chain.attacker_contracts)
+        self.target_addresses = frozenset(self.targets)
+        # Transactions judged (by the hash of their accesses and calls) whose every stale
+        # use the campaign has: their stale uses, re-entry payments and re-entered target.
+        self._judged: dict[int, tuple[frozenset[tuple[object, ...]], int, int | None]] = {}
         self.base_fee = chain.blocks.settings.base_fee
         # Who pays for an attacker contract's transaction (ContractTarget relays it).
         self.relay = chain.attackers[0].address if chain.attackers else self.deployer
+        # Code that cannot hand the attacker contract control with gas to spare is never
+        # re-entered, and a re-entry can only harm code that keeps state (a stale use
+        # needs the frame's own SLOAD or SSTORE) or pays (a drain needs a CALL with
+        # ether): otherwise the oracle needs no recording and looks at no run.
+        codes = self.code_of.values()
+        known = frozenset(code_hash for code_hash, _ in codes)
+        handed = any(hands_over(chain, code, code_hash, known, self.attacker_contracts)
+                     for code_hash, code in codes)
+        harmed = (any(code_opcodes(chain, code, code_hash) & {SLOAD, SSTORE}
+                      for code_hash, code in codes)
+                  or bool(self.exit_opcodes() & {CALL, CALLCODE}) or self.delegates_unknown())
+        if not (handed and harmed):
+            self.needs = frozenset()
 
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding per stale use (or drain) a re-entering attacker caused."""
-        if not isinstance(result, ContractRun) or not result.accesses:
+        if not self.needs or not isinstance(result, ContractRun) or not result.accesses:
+            return []
+        # A re-entry is a call the attacker contract makes while it is itself being called
+        # (at depth 2 or more: the relay's own call of its target is at depth 1): only the
+        # transactions with one can show anything, and only theirs are rebuilt.
+        attackers = self.attacker_contracts
+        reentered_txs = {call.tx for call in result.calls
+                         if call.depth >= 2 and call.sender in attackers}
+        if not reentered_txs:
             return []
         case, outcomes = result.case, result.outcomes
-        by_tx: dict[int, list[AccessEvent]] = {}
+        by_tx: dict[int, list[AccessEvent]] = {index: [] for index in reentered_txs}
         for event in result.accesses:
-            by_tx.setdefault(event.tx, []).append(event)
+            events = by_tx.get(event.tx)
+            if events is not None:
+                events.append(event)
         calls: dict[int, list[CallEvent]] = {}
         for call in result.calls:
-            calls.setdefault(call.tx, []).append(call)
+            if call.tx in reentered_txs:
+                calls.setdefault(call.tx, []).append(call)
         findings: list[Finding] = []
-        seen: set[tuple[object, ...]] = set()  # keys reported by this run
-        last: tuple[int, _Frame] | None = None  # the last transaction re-entered
+        seen: set[tuple[object, ...]] = set()  # stale uses shown by this run
+        last: tuple[int, int] | None = None  # the last transaction re-entered, its target
         reentry_paid = 0  # what re-entered runs paid the attacker side
+        judged = self._judged
         for index, events in sorted(by_tx.items()):
             if index >= len(case) or not outcomes[index].success:
                 continue
-            frames = _frames(events, calls.get(index, []))
-            if frames:
-                frames[0].success = True  # the transaction succeeded
-            reentered = [frame for frame in frames
-                         if frame.address in self.targets and self._reentered(frame)]
-            if not reentered:
+            mine = calls.get(index, [])
+            # What a transaction shows is a function of its accesses and calls alone:
+            # one judged before with nothing new to word is not rebuilt.
+            trace = hash((tuple(events), tuple(mine)))
+            verdict = judged.get(trace)
+            if verdict is None:
+                verdict = self._judge_tx(result, index, events, mine, findings)
+                if verdict[0] <= self.known | {f.key for f in findings}:
+                    if len(judged) >= _JUDGED_LIMIT:
+                        judged.clear()
+                    judged[trace] = verdict
+            keys, paid, address = verdict
+            if address is None:
                 continue
-            last = (index, reentered[0])
-            reentry_paid += self._reentry_paid(reentered)
-            for use in self._stale_uses(reentered):
-                key = (self.name, use.frame.address, use.used_pc)
-                if key in seen:
-                    continue
-                seen.add(key)
-                findings.append(self._stale_finding(result, index, use, key))
+            last = (index, address)
+            reentry_paid += paid
+            seen |= keys
         # The gain is the whole case's: a stale use anywhere in it already explains it, and
         # else it is put on the last re-entered transaction, provided re-entered runs paid
         # the attacker (a gain the game pays anyway, a dethroned king's compensation, is
         # not the re-entry's).
-        if last is not None and not findings and reentry_paid > 0:
-            gain = self._gain(result, last[0])
-            if gain > 0:
-                index, frame = last
-                findings.append(self._drain_finding(result, index, frame, gain, reentry_paid,
-                                                    (self.name, frame.address, "ether")))
-        return findings
+        if last is not None and not seen and reentry_paid > 0:
+            index, address = last
+            drained: tuple[object, ...] = (self.name, address, "ether")
+            if drained not in self.known:
+                gain = self._gain(result, index)
+                if gain > 0:
+                    findings.append(self._drain_finding(result, index, address, gain,
+                                                        reentry_paid, drained))
+        return self.returned(findings)
+
+    def _judge_tx(self, result: ContractRun, index: int, events: list[AccessEvent],
+                  calls: list[CallEvent], findings: list[Finding]
+                  ) -> tuple[frozenset[tuple[object, ...]], int, int | None]:
+        """What transaction ``index`` shows: stale uses, re-entry payments, re-entered target.
+
+        The keys of its stale uses, what its re-entries paid the attacker side, and the
+        target of its first re-entered frame (None: none was re-entered). The findings of
+        stale uses that neither this run nor the campaign has yet are added to ``findings``.
+        """
+        frames = _frames(events, calls, self.target_addresses)
+        if frames:
+            frames[0].success = True  # the transaction succeeded
+        reentered = [frame for frame in frames
+                     if frame.address in self.targets and self._reentered(frame)]
+        if not reentered:
+            return frozenset(), 0, None
+        keys: set[tuple[object, ...]] = set()
+        shown = {finding.key for finding in findings}
+        for use in self._stale_uses(reentered):
+            key = (self.name, use.frame.address, use.used_pc)
+            if key in keys:
+                continue
+            keys.add(key)
+            if key not in self.known and key not in shown:  # not worded twice
+                shown.add(key)
+                findings.append(self._stale_finding(result, index, use, key))
+        return frozenset(keys), self._reentry_paid(reentered), reentered[0].address
 
     # ------------------------------------------------------------------ the trace
     def _reentered(self, frame: _Frame) -> bool:
@@ -276,10 +385,10 @@ class ReentrancyOracle(RatedOracle):
                        source=self.where(contract, use.used_pc), detail=detail, key=key,
                        case=case[:index + 1], oracle=self.name)
 
-    def _drain_finding(self, result: ContractRun, index: int, frame: _Frame, gain: int,
+    def _drain_finding(self, result: ContractRun, index: int, address: int, gain: int,
                        paid: int, key: tuple[object, ...]) -> Finding:
         case = result.case
-        contract = self.targets[frame.address]
+        contract = self.targets[address]
         tx = case[index]
         detail = (f"{self.step(case[:index + 1], index)}: {self.who(tx.sender)} re-entered "
                   f"{contract.name}, the re-entered runs paid the attacker {ether(paid)}, "

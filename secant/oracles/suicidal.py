@@ -16,6 +16,10 @@ A destruction that follows a trusted sender's transaction naming the attacker
 (``transferOwnership(attacker1)``) is the trusted sender's choice and not reported. It is
 *certain* when no trusted sender's transaction without ether came first, else *likely*
 (that transaction may have opened the way on purpose). Key: the contract.
+
+Cost: targets without SELFDESTRUCT that delegate to no code but targets' are never
+destroyed, and the oracle then needs no recording; elsewhere only runs in which a contract
+the campaign has not reported self-destructed are looked at.
 """
 
 from __future__ import annotations
@@ -43,6 +47,10 @@ class SuicidalOracle(RatedOracle):
         # An attacker contract's transactions are relayed, and paid, by this account.
         relay = chain.attackers[0].address if chain.attackers else self.deployer
         self._relays = {c.address: relay for c in chain.attacker_contracts}
+        # Targets without a SELFDESTRUCT that run no code a scan has not seen are never
+        # destroyed: the oracle then needs no recording.
+        if SELFDESTRUCT not in self.exit_opcodes() and not self.delegates_unknown():
+            self.needs = frozenset()
 
     def _payer(self, sender: int) -> int:
         """Whose ether a transaction of ``sender`` carries (the relay's, for a contract)."""
@@ -55,8 +63,11 @@ class SuicidalOracle(RatedOracle):
 
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding per target contract an attacker's transaction destroyed."""
-        if not isinstance(result, ContractRun) or not result.selfdestructs:
+        if not self.needs or not isinstance(result, ContractRun) or not result.selfdestructs:
             return []
+        known = self.known
+        if all((self.name, gone.address) in known for gone in result.selfdestructs):
+            return []  # the campaign has every contract destroyed here
         case, outcomes = result.case, result.outcomes
         paid = {self._payer(tx.sender) for tx, done in zip(case, outcomes)
                 if tx.value and done.success}
@@ -64,7 +75,8 @@ class SuicidalOracle(RatedOracle):
         seen: set[int] = set()
         for gone in result.selfdestructs:
             contract = self.targets.get(gone.address)
-            if contract is None or gone.address in seen or gone.tx >= len(case):
+            if (contract is None or gone.address in seen or gone.tx >= len(case)
+                    or (self.name, gone.address) in known):
                 continue
             tx = case[gone.tx]
             if (tx.sender not in self.attacker_side or self._payer(tx.sender) in paid
@@ -94,4 +106,4 @@ class SuicidalOracle(RatedOracle):
                 function=function_name(tx), pc=pc,
                 source=self.where(site, pc) if sites else None, detail=detail,
                 key=(self.name, gone.address), case=case[:gone.tx + 1], oracle=self.name))
-        return findings
+        return self.returned(findings)

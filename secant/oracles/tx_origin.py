@@ -22,6 +22,9 @@ remembers for each state-changing transaction's path the tx.origin checks that g
 its changes (none: proven clean); a later run whose state-changing transactions all have
 remembered paths, each with only checks already reported, is not replayed. An owner that
 keeps changing state through checks already reported no longer costs a replay a run.
+And a static look (``secant.oracles.static_labels.origin_guards``) finds every JUMPI of
+the targets whose condition may test a comparison of tx.origin: code without one needs no
+recording, and once all are reported no run is replayed.
 """
 
 from __future__ import annotations
@@ -29,9 +32,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from secant.chain.chain import TestChain
-from secant.evm.opcodes import CALL, CALLCODE, ORIGIN, SELFDESTRUCT, SSTORE
+from secant.evm.crypto import keccak256
+from secant.evm.opcodes import CALL, CALLCODE, CREATE, CREATE2, ORIGIN, SELFDESTRUCT, SSTORE
 from secant.oracles.flows import FlowOracle, code_opcodes
 from secant.oracles.rated import ether, function_name
+from secant.oracles.static_labels import origin_guards
 from secant.targets.contract import ContractRun
 from secant.targets.taint import ORIGIN_CHECK, Dataflow, FlowSink
 from secant.types import Finding
@@ -58,12 +63,38 @@ class TxOriginOracle(FlowOracle):
         self._pending: tuple[ContractRun, dict[int, int]] | None = None
 
     def relevant(self, chain: TestChain, codes: Iterable[tuple[bytes, bytes]]) -> bool:
-        """Some target reads ORIGIN."""
-        return any(ORIGIN in code_opcodes(chain, code, code_hash) for code_hash, code in codes)
+        """Some target reads ORIGIN, and some JUMPI of a target may test a comparison of it.
+
+        Only such JUMPIs can be reported (a guard is a JUMPI of the changing frame, in a
+        target's code), and a static look finds them all (``static_labels.origin_guards``):
+        ``guards`` holds them (None: the look could not tell, any JUMPI may be one).
+        """
+        listed = list(codes)
+        self.guards: frozenset[tuple[bytes, int]] | None = frozenset()
+        if not any(ORIGIN in code_opcodes(chain, code, code_hash) for code_hash, code in listed):
+            return False
+        mine = {code_hash for code_hash, _ in listed}
+        every = dict(listed)
+        for attacker in chain.attacker_contracts:
+            code = chain.code_at(attacker.address)
+            if code:
+                every.setdefault(keccak256(code), code)
+        creates = any(code_opcodes(chain, code, code_hash) & {CREATE, CREATE2}
+                      for code_hash, code in listed)
+        found = origin_guards(list(every.items()), chain.fork,
+                              creates or self.delegates_unknown())
+        self.guards = (None if found is None
+                       else frozenset(guard for guard in found if guard[0] in mine))
+        return self.guards is None or bool(self.guards)
 
     def candidate(self, result: ContractRun) -> bool:
-        """A target changed state in a successful transaction whose path may show more."""
+        """A target changed state in a successful transaction whose path may show more.
+
+        Nothing more is to be found once every JUMPI that may be a guard is reported.
+        """
         self._pending = None
+        if self.guards is not None and self.guards <= self.reported:
+            return False
         changing = self._changing(result)
         if not changing:
             return False

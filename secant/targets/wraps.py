@@ -144,6 +144,11 @@ def _mstore8(memory: bytearray, offset: int, word: int) -> None:
     memory[offset] = word & 0xFF
 
 
+def _keccak_words(*words: int) -> int:
+    return int.from_bytes(keccak256(b"".join(word.to_bytes(32, "big") for word in words)),
+                          "big")
+
+
 def _keccak(memory: bytearray, offset: int, size: int) -> int:
     if not size:
         return int.from_bytes(keccak256(b""), "big")
@@ -176,15 +181,30 @@ _NAMESPACE: dict[str, object] = {
     "sg": _signed, "byte": lambda i, x: (x >> (248 - 8 * i)) & 0xFF if i < 32 else 0,
     "sar": _sar, "addmod": addmod, "mulmod": mulmod, "calldataload": _calldataload,
     "sload": _sload, "mload": _mload, "mstore": _mstore, "mstore8": _mstore8,
-    "keccak": _keccak, "wrapped": wrapped, "Unknown": _Unknown,
+    "keccak": _keccak, "keccak_words": _keccak_words, "wrapped": wrapped,
+    "Unknown": _Unknown,
 }
+# Operations folded when their operands are constants (no frame, no memory, no state).
+_FOLDED = frozenset({ADD, MUL, SUB, DIV, SDIV, MOD, SMOD, EXP, SIGNEXTEND, LT, GT, SLT, SGT,
+                     EQ, AND, OR, XOR, BYTE, SHL, SHR, SAR, ISZERO, NOT, ADDMOD, MULMOD})
 _UNKNOWN = "None"  # an expression whose value the evaluation cannot know
 
 
-class _Writer:
-    """Writes the evaluation of one block as Python (what ``BlockPlan`` compiles)."""
+class _Symbolic(Exception):
+    """The block touches memory in a way words written in it do not cover (see ``_Writer``)."""
 
-    def __init__(self) -> None:
+
+class _Writer:
+    """Writes the evaluation of one block as Python (what ``BlockPlan`` compiles).
+
+    Constant operands are folded when the code is written. With ``words``, memory is kept
+    as the 32-byte words the block itself stores at constant offsets (solc's mapping-slot
+    hashing: two MSTOREs and a KECCAK256 of them), so the evaluation copies no memory;
+    anything else in memory raises ``_Symbolic`` and the block is written again with a
+    copy of memory.
+    """
+
+    def __init__(self, words: bool = False) -> None:
         self.stack: list[str] = []  # expressions; the bottom continues into the entry stack
         self.entries = 0  # items of the stack at the block's entry used so far
         self.temps = 0
@@ -192,6 +212,7 @@ class _Writer:
         self.memory = False  # memory was used: a copy is made at the start
         self.memory_known = True
         self.state_known = True
+        self.words: dict[int, str] | None = {} if words else None
 
     def need(self, count: int) -> None:
         while len(self.stack) < count:
@@ -240,7 +261,9 @@ class _Writer:
                 stack.append(_UNKNOWN)
             else:
                 names = dict(zip("abc", operands))
-                stack.append(self.value(_EXPRESSIONS[op].format(**names)))
+                expression = _EXPRESSIONS[op].format(**names)
+                folded = _fold(op, operands, expression)
+                stack.append(folded if folded is not None else self.value(expression))
         elif op == SLOAD:
             slot = self.pop()
             known = slot != _UNKNOWN and self.state_known
@@ -251,6 +274,8 @@ class _Writer:
                 self.state_known = False
             else:
                 self.lines.append(f"stored[{slot}] = {word}")
+        elif op in (MLOAD, MSTORE, MSTORE8, KECCAK256) and self.words is not None:
+            self.word_access(op)
         elif op in (MLOAD, MSTORE, MSTORE8, KECCAK256):
             self.memory = True
             offset = self.pop()
@@ -276,6 +301,36 @@ class _Writer:
                 self.memory_known = self.state_known = False
         return True
 
+    def word_access(self, op: int) -> None:
+        """A memory instruction on the words the block wrote (``_Symbolic`` otherwise)."""
+        assert self.words is not None
+        offset = self.pop()
+        second = self.pop() if op != MLOAD else "0"
+        if not self.memory_known or _UNKNOWN in (offset, second):
+            if op == MLOAD or op == KECCAK256:
+                self.stack.append(_UNKNOWN)
+            else:
+                self.memory_known = False
+            return
+        if not offset.isdigit() or op == MSTORE8:
+            raise _Symbolic
+        start = int(offset)
+        if op == MSTORE:
+            if any(start != other and abs(start - other) < 32 for other in self.words):
+                raise _Symbolic  # words that overlap: bytes of both
+            self.words[start] = second
+            return
+        size = 32 if op == MLOAD else int(second) if second.isdigit() else -1
+        if size <= 0 or size % 32:
+            raise _Symbolic
+        parts = [self.words.get(at) for at in range(start, start + size, 32)]
+        if any(part is None for part in parts):
+            raise _Symbolic  # bytes written before the block: its memory is needed
+        if op == MLOAD:
+            self.stack.append(str(parts[0]))
+        else:
+            self.stack.append(self.value(f"keccak_words({', '.join(map(str, parts))})"))
+
     def source(self, sites: Mapping[int, tuple[int, int, bool]]) -> str:
         head = [f"if len(s) < {self.entries}: return out"]
         head += [f"e{k} = s[-{k}]" for k in range(1, self.entries + 1)]
@@ -291,15 +346,34 @@ class _Writer:
         return "def evaluate(f):\n" + "\n".join(f"    {line}" for line in lines) + "\n"
 
 
-def _compile(instructions: tuple[tuple[int, int, int], ...],
-             sites: Mapping[int, tuple[int, int, bool]]
-             ) -> Callable[[Frame], list[tuple[int, bool]]]:
-    writer = _Writer()
+def _fold(op: int, operands: list[str], expression: str) -> str | None:
+    """The value of ``expression`` when every operand is a constant (None otherwise)."""
+    if op not in _FOLDED or not all(operand.isdigit() for operand in operands):
+        return None
+    value = eval(expression, dict(_NAMESPACE))  # our own text, on integer literals
+    return str(value) if isinstance(value, int) else None
+
+
+def _write(instructions: tuple[tuple[int, int, int], ...],
+           sites: Mapping[int, tuple[int, int, bool]], words: bool) -> _Writer:
+    writer = _Writer(words)
     for pc, op, value in instructions:
         if pc in sites:
             writer.site(pc, sites[pc])
+            if pc == max(sites):
+                break  # what the last site computes is never needed
         if not writer.instruction(op, value):
             break
+    return writer
+
+
+def _compile(instructions: tuple[tuple[int, int, int], ...],
+             sites: Mapping[int, tuple[int, int, bool]]
+             ) -> Callable[[Frame], list[tuple[int, bool]]]:
+    try:
+        writer = _write(instructions, sites, words=True)
+    except _Symbolic:
+        writer = _write(instructions, sites, words=False)
     namespace = dict(_NAMESPACE)
     exec(compile(writer.source(sites), "<wrapping sites>", "exec"), namespace)  # our own text
     evaluate: Callable[[Frame], list[tuple[int, bool]]] = namespace["evaluate"]  # type: ignore[assignment]
