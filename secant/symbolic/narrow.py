@@ -39,6 +39,8 @@ from typing import Any
 
 import z3
 
+from secant.symbolic.numerals import bv_const, bv_int
+
 __all__ = ["Narrowing", "narrowed"]
 
 
@@ -160,10 +162,10 @@ def _and(*guards: Any) -> Any:
 def _constant(value: int, full: int) -> _Form:
     if value >> (full - 1) == 0:
         width = max(1, value.bit_length())
-        return _Form(z3.BitVecVal(value, width), False, full)
+        return _Form(bv_const(value, width), False, full)
     negative = value - (1 << full)
     width = min(full, (~negative).bit_length() + 1)
-    return _Form(z3.BitVecVal(negative & ((1 << width) - 1), width), True, full)
+    return _Form(bv_const(negative & ((1 << width) - 1), width), True, full)
 
 
 _Operation = Callable[[Any, Any], Any]
@@ -266,7 +268,7 @@ class _Rewriter:
     def _form(self, term: Any) -> _Form:
         full = int(term.size())
         if z3.is_bv_value(term):
-            return _constant(term.as_long(), full)
+            return _constant(bv_int(term), full)
         kind = term.decl().kind()
         if kind == z3.Z3_OP_UNINTERPRETED and term.num_args() == 0:
             name = term.decl().name()
@@ -304,7 +306,7 @@ class _Rewriter:
                                      kind == z3.Z3_OP_SIGN_EXT)
         elif kind in (z3.Z3_OP_BSHL, z3.Z3_OP_BLSHR, z3.Z3_OP_BASHR) \
                 and z3.is_bv_value(children[1]):
-            result = self._shift(kind, self._child_form(children[0]), children[1].as_long())
+            result = self._shift(kind, self._child_form(children[0]), bv_int(children[1]))
         elif kind == z3.Z3_OP_ITE:
             result = self._ite(children)
         if result is not None:
@@ -410,7 +412,7 @@ class _Rewriter:
         x, y = a.extended(width), b.extended(width)
         guard = _and(a.guard, b.guard)
         if not self.exact:  # the narrow minimum over -1 wraps; the wide one does not
-            minimum = z3.BitVecVal(1 << (width - 1), width)
+            minimum = bv_const(1 << (width - 1), width)
             guard = _and(guard, z3.Not(z3.And(x == minimum, y == -1)))
         return _Form(x / y, True, full, guard)
 
@@ -442,7 +444,7 @@ class _Rewriter:
     def _concat(self, high: _Form, low: _Form) -> _Form:
         full = high.full + low.full
         guard = _and(high.guard, low.guard)
-        if z3.is_bv_value(high.term) and high.term.as_long() == 0 and not high.signed:
+        if z3.is_bv_value(high.term) and bv_int(high.term) == 0 and not high.signed:
             if not low.signed or low.width == low.full:
                 return low.widened(full, signed=False, guard=guard)
             return _Form(low.extended(low.full), False, full, guard)
@@ -513,7 +515,7 @@ class _Rewriter:
             equal = None
             for form, other in ((a, children[1]), (b, children[0])):
                 if form.factors is not None and z3.is_bv_value(other):
-                    equal = _product_equal(form.factors, other.as_long(), form.full)
+                    equal = _product_equal(form.factors, bv_int(other), form.full)
                 elif form.factors is not None:
                     equal = self._fits_truncated(form.factors, other, term)
                 if equal is not None:
@@ -589,7 +591,7 @@ class _Rewriter:
                     continue
                 form = self.form(side)
                 if form.factors is not None:
-                    small = _small_factor_equal(form.factors, other.as_long(), form.full,
+                    small = _small_factor_equal(form.factors, bv_int(other), form.full,
                                                 self.factor_bits)
                     if small is not None:
                         return small
@@ -660,7 +662,7 @@ def _product_equal(factors: tuple[_Form, _Form], value: int, full: int) -> _Trut
         return None
     conditions = [_fits(form, width) for form in factors]
     a, b = x.low(width), y.low(width)
-    conditions += [a * b == z3.BitVecVal(value, width),
+    conditions += [a * b == bv_const(value, width),
                    _no_overflow(z3.Z3_OP_BMUL, a, b, signed)]
     return _Truth(z3.And(*[c for c in conditions if not z3.is_true(c)]),
                   _and(x.guard, y.guard))
@@ -712,11 +714,11 @@ def _equals(form: _Form, value: int) -> Any:
     """That ``form``'s value is the integer ``value`` (false when it cannot be)."""
     width = form.width
     if width == form.full:
-        return form.term == z3.BitVecVal(value % (1 << width), width)
+        return form.term == bv_const(value % (1 << width), width)
     low, high = (-(1 << (width - 1)), 1 << (width - 1)) if form.signed else (0, 1 << width)
     if not low <= value < high:
         return z3.BoolVal(False)
-    return form.term == z3.BitVecVal(value % (1 << width), width)
+    return form.term == bv_const(value % (1 << width), width)
 
 
 def _conjuncts(term: Any) -> list[Any]:
@@ -776,7 +778,7 @@ def _checked_operands(term: Any) -> tuple[Any, Any] | None:
         if z3.is_eq(part):
             left, right = part.children()
             for side, other in ((left, right), (right, left)):
-                if z3.is_bv_value(other) and other.as_long() == 0 \
+                if z3.is_bv_value(other) and bv_int(other) == 0 \
                         and any(side.eq(zero) for zero in zeros):
                     return True
         return False
@@ -789,7 +791,7 @@ def _zero_extension(term: Any) -> bool:
     if z3.is_app_of(term, z3.Z3_OP_ZERO_EXT):
         return True
     return bool(z3.is_app_of(term, z3.Z3_OP_CONCAT) and term.num_args() == 2
-                and z3.is_bv_value(term.arg(0)) and term.arg(0).as_long() == 0)
+                and z3.is_bv_value(term.arg(0)) and bv_int(term.arg(0)) == 0)
 
 
 def _truncated_product(term: Any) -> tuple[Any, bool] | None:
@@ -803,7 +805,7 @@ def _truncated_product(term: Any) -> tuple[Any, bool] | None:
     if kind in (z3.Z3_OP_ZERO_EXT, z3.Z3_OP_SIGN_EXT):
         inner, signed = term.arg(0), kind == z3.Z3_OP_SIGN_EXT
     elif kind == z3.Z3_OP_CONCAT and term.num_args() == 2 and z3.is_bv_value(term.arg(0)) \
-            and term.arg(0).as_long() == 0:
+            and bv_int(term.arg(0)) == 0:
         inner, signed = term.arg(1), False
     else:
         return None

@@ -29,6 +29,8 @@ from typing import Any
 
 import z3
 
+from secant.symbolic.numerals import bv_const
+
 __all__ = ["SymBranch", "SymPin", "SymTx", "SymbolicRun", "variables"]
 
 
@@ -131,7 +133,7 @@ class SymPin:
     @property
     def constraint(self) -> Any:
         """``term == value`` as a z3 Bool."""
-        return self.term == z3.BitVecVal(self.value, self.term.size())
+        return self.term == bv_const(self.value, self.term.size())
 
     @cached_property
     def variables(self) -> frozenset[str]:

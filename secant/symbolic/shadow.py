@@ -100,6 +100,7 @@ from secant.evm.opcodes import (
     stack_shape,
 )
 from secant.symbolic.names import state_variable
+from secant.symbolic.numerals import bytes_const
 from secant.symbolic.records import SymbolicRun, SymBranch, SymPin, SymTx
 from secant.symbolic.semantics import (
     BINARY,
@@ -614,8 +615,8 @@ class ShadowTracker:
             if part is None:
                 while end < count and parts[end] is None:
                     end += 1
-                pieces.append(z3.BitVecVal(int.from_bytes(concrete[index:end], "big"),
-                                           8 * (end - index)))
+                # A creation code or a hashed buffer runs to kilobytes: built in chunks.
+                pieces.append(bytes_const(concrete[index:end]))
             else:
                 term, first_byte = part
                 while end < count:

@@ -9,6 +9,8 @@ from secant.evm.env import BlockEnv
 from secant.evm.forks import CANCUN
 from secant.evm.state import WorldState
 from secant.evm.transaction import Transaction, TxResult, apply_transaction
+from secant.symbolic.narrow import narrowed
+from secant.symbolic.numerals import bv_int
 from secant.symbolic.records import SymbolicRun
 from secant.targets.trace import TraceRecorder, symbolic_of
 from secant.types import RunResult
@@ -152,3 +154,33 @@ def test_conditions_read_as_comparisons() -> None:
     [record] = flow.branches
     x = z3.BitVec("tx0_w0", 256)
     assert record.condition.eq(z3.Not(z3.ULT(3, x))) and not record.taken  # 3 < 9
+
+
+def test_kilobytes_of_concrete_memory_beside_a_term_build_and_read_back() -> None:
+    # Memory holds a symbolic word followed by 6 KB of code (nonzero bytes): the hashed
+    # range's constant part is far past the 4300 decimal digits Python converts.
+    payload = bytes(range(1, 256)) * 24
+    size = len(payload)
+
+    def program(start: int) -> bytes:
+        return asm(f"PUSH2 {size} PUSH2 {start} PUSH1 32 CODECOPY PUSH1 4 CALLDATALOAD "
+                   f"PUSH0 MSTORE PUSH2 {32 + size} PUSH0 KECCAK256 POP STOP")
+
+    code = program(len(program(0))) + payload
+    flow, results = run(code, call(1, 7))
+    assert results[0].success
+    [pin] = flow.pins
+    assert pin.reason == "hashed bytes" and pin.term.size() == 8 * (32 + size)
+    memory = word(7) + payload
+    assert pin.value == int.from_bytes(memory, "big")
+    bound = z3.simplify(z3.substitute(pin.term, (z3.BitVec("tx0_w0", 256),
+                                                 z3.BitVecVal(7, 256))))
+    assert z3.is_bv_value(bound) and bv_int(bound) == pin.value
+    # The pin's constraint, and the solver's rewrite of it, take the same path.
+    assert z3.is_true(z3.simplify(z3.substitute(pin.constraint, (z3.BitVec("tx0_w0", 256),
+                                                                 z3.BitVecVal(7, 256)))))
+    [rewritten] = narrowed([z3.simplify(pin.constraint)]).constraints
+    solver = z3.Solver()
+    solver.add(rewritten)
+    assert solver.check() == z3.sat
+    assert solver.model().eval(z3.BitVec("tx0_w0", 256)).as_long() == 7
