@@ -189,6 +189,19 @@ def _params(items: Sequence[Mapping[str, Any]] | None) -> tuple[AbiParam, ...]:
     return tuple(AbiParam.from_json(item) for item in items or [])
 
 
+def _json_kind(value: object) -> str:
+    """What JSON calls ``value``'s type, with its article (for error messages)."""
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null" if value is None else f"a {type(value).__name__}"
+
+
 def _signature(name: str, params: Sequence[AbiParam]) -> str:
     return f"{name}({','.join(p.canonical for p in params)})"
 
@@ -415,7 +428,10 @@ class Abi:
         if isinstance(items, Mapping) and "abi" in items:
             items = items["abi"]
         if not isinstance(items, list | tuple):
-            raise ValueError("an ABI is a JSON list of entries")
+            raise ValueError(f"it is {_json_kind(items)}, not a list of entries")
+        for entry in items:
+            if not isinstance(entry, Mapping):
+                raise ValueError(f"an entry is {_json_kind(entry)}, not an object")
         functions: list[AbiFunction] = []
         events: list[AbiEvent] = []
         errors: list[AbiError] = []

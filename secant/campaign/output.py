@@ -41,8 +41,27 @@ def earlier_outputs(folder: Path) -> list[Path]:
     return found
 
 
+class OutputNotFolder(SecantError):
+    """The output path is, or lies under, something that is not a folder."""
+
+
+def check_output(folder: Path) -> None:
+    """Refuse an output path a folder cannot be made at (a file there or above it).
+
+    Checked before any work, so a mistyped ``--out`` costs no compilation.
+    """
+    for path in (folder, *folder.parents):
+        if path.is_dir():
+            return
+        if path.exists():
+            what = "is a file" if path == folder else f"lies under {path}, a file"
+            raise OutputNotFolder(f"--out {folder} {what}, not a folder",
+                                  "pass --out with the path of a folder (a missing one is created)")
+
+
 def prepare_output(folder: Path, replace: bool) -> None:
     """Make ``folder`` ready for a new run: refuse an earlier run's, or clear it."""
+    check_output(folder)
     earlier = earlier_outputs(folder)
     if earlier and not replace:
         raise OutputInUse(f"{folder} holds the output of an earlier campaign",
@@ -56,4 +75,9 @@ def prepare_output(folder: Path, replace: bool) -> None:
                 target.unlink()
         if path != folder and not any(path.iterdir()):
             path.rmdir()
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputNotFolder(f"cannot create the output folder {folder}: "
+                              f"{exc.strerror or exc}",
+                              "pass --out with a folder you can write to") from None

@@ -336,7 +336,7 @@ def _fuzz(
     settled = dict(locals())  # first: the options only, as the manifest records them
     from secant.campaign.campaign import Campaign, CampaignConfig
     from secant.campaign.manifest import describe
-    from secant.campaign.output import prepare_output
+    from secant.campaign.output import check_output, prepare_output
     from secant.campaign.plan import Selection, plan
     from secant.chain.chain import ChainConfig
     from secant.compile import compile_options_for
@@ -349,6 +349,7 @@ def _fuzz(
     from secant.engine.schedulers import SCHEDULES
     from secant.evm.forks import get_fork
 
+    check_output(out)
     chosen = schedule or ("aflgo" if target else "aflfast")
     if chosen not in SCHEDULES:
         raise SecantError(f"unknown schedule {chosen!r}",

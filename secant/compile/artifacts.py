@@ -17,8 +17,27 @@ from pathlib import Path
 from typing import Any
 
 from secant.abi import Abi
-from secant.compile.errors import CompilationFailed, NoDeployableContract, UnknownContract
+from secant.compile.errors import (
+    CompilationFailed,
+    InputError,
+    NoDeployableContract,
+    UnknownContract,
+)
 from secant.compile.srcmap import PcMapper, SourceFile, SourceLocation, SourceMapEntry, code_bytes
+
+ABI_HINT = "give the ABI as a JSON list of entries, as solc writes it"
+
+
+def abi_of(data: Any, where: object) -> Abi:
+    """The ABI ``data`` holds (decoded JSON), read from ``where`` (named in the error).
+
+    An ABI that is not a list of entries is the input's fault: a one-line
+    :class:`InputError`, never a crash.
+    """
+    try:
+        return Abi.from_json(data)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"cannot read the ABI in {where}: {exc}", ABI_HINT) from None
 
 
 @dataclass(frozen=True)
@@ -326,7 +345,8 @@ def from_standard_json(output: Mapping[str, Any], contents: Mapping[str, str],
             details = info.get((source_name, name), {})
             layout = data.get("storageLayout")
             contracts.append(CompiledContract(
-                name=name, source=source_name, abi=Abi.from_json(data.get("abi") or []),
+                name=name, source=source_name,
+                abi=abi_of(data.get("abi") or [], f"{source_name}:{name}"),
                 creation=Bytecode.from_json(evm.get("bytecode")),
                 runtime=Bytecode.from_json(evm.get("deployedBytecode")),
                 kind=details.get("kind", "contract"),

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from secant.abi import Abi
-from secant.compile.artifacts import Bytecode, Compilation, CompiledContract
+from secant.compile.artifacts import ABI_HINT, Bytecode, Compilation, CompiledContract, abi_of
 from secant.compile.errors import InputError
 from secant.compile.srcmap import code_bytes
 from secant.evm.opcodes import CALLDATACOPY, CALLDATALOAD, CALLDATASIZE, CODECOPY, immediate_size
@@ -59,10 +59,11 @@ def _find_abi(path: Path) -> Path | None:
 
 def _read_abi(path: Path) -> Abi:
     try:
-        return Abi.from_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise InputError(f"cannot read the ABI in {path}: {exc}",
-                         "give a JSON list of ABI entries") from None
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read the ABI in {path}: {exc}", ABI_HINT) from None
+    return abi_of(data, path)
 
 
 def _contract(name: str, abi: Abi, code_hex: str, runtime: bool | None,
@@ -110,7 +111,7 @@ def _from_json_artifact(path: Path, runtime: bool | None) -> Compilation:
     if not isinstance(data, dict) or "abi" not in data:
         raise InputError(f"{path} holds no contract artifact (no 'abi' key)",
                          "give an artifact with 'abi' and 'bytecode', or a .bin file")
-    abi = Abi.from_json(data["abi"])
+    abi = abi_of(data["abi"], path)
     name = str(data.get("contractName") or path.stem)
     creation = data.get("bytecode")
     deployed = data.get("deployedBytecode") or data.get("runtimeBytecode")

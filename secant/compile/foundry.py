@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from secant.abi import Abi
-from secant.compile.artifacts import Bytecode, Compilation, CompiledContract, _contract_info
+from secant.compile.artifacts import Bytecode, Compilation, CompiledContract, _contract_info, abi_of
 from secant.compile.config import FOUNDRY_CONFIG, read_foundry
 from secant.compile.errors import CompilationFailed, InputError
 from secant.compile.srcmap import SourceFile
@@ -84,7 +84,7 @@ def load_foundry(root: Path, build: bool = True) -> Compilation:
         data = _load_json(info)
         for key, name in (data.get("source_id_to_path") or {}).items():
             sources.setdefault(int(key), SourceFile(int(key), str(name), root / str(name)))
-    entries: list[tuple[str, str, dict[str, Any]]] = []
+    entries: list[tuple[str, str, dict[str, Any], Abi]] = []
     compiler = ""
     for path in artifacts:
         if path.parent.name == "build-info":
@@ -109,14 +109,14 @@ def load_foundry(root: Path, build: bool = True) -> Compilation:
                                                 ast=ast)
             elif known.ast is None and known.name == source_name:
                 known.ast = ast
-        entries.append((source_name, name, artifact))
+        entries.append((source_name, name, artifact, abi_of(artifact.get("abi") or [], path)))
     outline = _contract_info(sources)
     contracts = []
-    for source_name, name, artifact in sorted(entries, key=lambda e: (e[0], e[1])):
+    for source_name, name, artifact, abi in sorted(entries, key=lambda e: (e[0], e[1])):
         details = outline.get((source_name, name), {})
         layout = artifact.get("storageLayout")
         contracts.append(CompiledContract(
-            name=name, source=source_name, abi=Abi.from_json(artifact.get("abi") or []),
+            name=name, source=source_name, abi=abi,
             creation=Bytecode.from_json(artifact.get("bytecode")),
             runtime=Bytecode.from_json(artifact.get("deployedBytecode")),
             kind=details.get("kind", "contract"),

@@ -14,8 +14,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from secant.abi import Abi
-from secant.compile.artifacts import Bytecode, Compilation, CompiledContract, from_standard_json
+from secant.compile.artifacts import (
+    Bytecode,
+    Compilation,
+    CompiledContract,
+    abi_of,
+    from_standard_json,
+)
 from secant.compile.config import HARDHAT_CONFIGS as _CONFIGS
 from secant.compile.errors import InputError
 
@@ -77,7 +82,7 @@ def _from_artifacts(artifacts: Path) -> Compilation:
             continue
         contracts.append(CompiledContract(
             name=str(data.get("contractName", path.stem)),
-            source=str(data.get("sourceName", "")), abi=Abi.from_json(data["abi"]),
+            source=str(data.get("sourceName", "")), abi=abi_of(data["abi"], path),
             creation=Bytecode.from_json(data.get("bytecode"), "", data.get("linkReferences")),
             runtime=Bytecode.from_json(data.get("deployedBytecode"), "",
                                        data.get("deployedLinkReferences")),
