@@ -38,6 +38,7 @@ from secant.campaign.worker import PolicyFactory, Worker, WorkerSettings
 from secant.chain.chain import TestChain
 from secant.engine.corpus import Seed
 from secant.engine.events import Events, FuzzListener
+from secant.engine.failures import oracle_part
 from secant.engine.fuzzer import FuzzConfig, Fuzzer
 from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle
@@ -681,6 +682,43 @@ class Campaign(FuzzListener):
                 "instructions_covered": instructions_covered,
                 "instructions_total": instructions_total}
 
+    def internal_errors(self) -> list[dict[str, Any]]:
+        """``summary.json``'s ``internal_errors``: the parts switched off after an error.
+
+        In each worker's order; ``worker`` names the worker when there are several.
+        """
+        several = len(self.workers) > 1
+        rows = []
+        for index, worker in enumerate(self.workers):
+            for record in worker.fuzzer.internal_errors:
+                row = record.to_json()
+                if several:
+                    row["worker"] = index
+                rows.append(row)
+        return rows
+
+    def _oracle_summary(self, oracle: Oracle) -> dict[str, Any]:
+        """What ``oracle`` adds to the summary; nothing once its summary raised.
+
+        An oracle whose summary raises is switched off in every worker, and the error is
+        recorded once (the summary is written several times in a run).
+        """
+        part = oracle_part(oracle.name)
+        first = self.workers[0].fuzzer
+        if any(r.part == part and r.during == "summary" for r in first.internal_errors):
+            return {}
+        try:
+            return oracle.summary(self.findings)
+        except Exception as exc:  # the oracle's bug: the summary goes on without it
+            for worker in self.workers:
+                for other in list(worker.fuzzer.oracles):
+                    if other.name == oracle.name:
+                        worker.fuzzer.drop_oracle(other, exc, during="summary")
+            if not any(r.part == part and r.during == "summary"
+                       for r in first.internal_errors):
+                first.switch_off(part, exc, during="summary")  # it was off already
+            return {}
+
     def summary(self) -> dict[str, Any]:
         """The campaign's ``summary.json``."""
         main = self.chain.main
@@ -709,7 +747,7 @@ class Campaign(FuzzListener):
                                  "not_shrunk": sum(1 for f in self.findings.values()
                                                    if f.shrink is None and f.case)}
         for oracle in self.oracles:
-            summary.update(oracle.summary(self.findings))
+            summary.update(self._oracle_summary(oracle))
         cache = self.workers[0].target.prefix_cache
         if cache is not None:
             summary["prefix_cache"] = {"hits": cache.hits, "misses": cache.misses,
@@ -717,6 +755,7 @@ class Campaign(FuzzListener):
                                        "partial_hits": cache.partial_hits,
                                        "entries": len(cache)}
         summary["notes"] = list(self.notes)
+        summary["internal_errors"] = self.internal_errors()
         if self.resumed is not None:
             summary["resume"] = self.resumed
         if self.manifest is not None:

@@ -29,6 +29,7 @@ from secant.chain.deploy import DeployedContract
 from secant.engine.corpus import Seed
 from secant.engine.dictionary import Dictionary, code_constants
 from secant.engine.events import Events, FuzzListener
+from secant.engine.failures import InternalError
 from secant.engine.fuzzer import FuzzConfig, Fuzzer
 from secant.engine.harvey.concolic import ConcolicStage
 from secant.engine.harvey.policy import HarveyPolicy, InputSpace
@@ -275,8 +276,23 @@ class _PrefixHints(FuzzListener):
             self.cache.expect(case[:-1])
 
 
+class _OraclesOff(FuzzListener):
+    """Keeps a worker's target watching with the oracles still on, once one is off."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+
+    def on_internal_error(self, error: InternalError) -> None:
+        self.worker.sync_observers()
+
+
 class Worker:
-    """One chain, target, prefix cache, policy and fuzzer with its own seed."""
+    """One chain, target, prefix cache, policy and fuzzer with its own seed.
+
+    An oracle that raises, in a run's check, while it watches the steps of a run, or
+    judging a replay, is switched off for the rest of the run (``Fuzzer.drop_oracle``):
+    the worker's target stops calling it and replays leave it out.
+    """
 
     def __init__(self, chain: TestChain, settings: WorkerSettings, oracles: Sequence[Oracle],
                  events: Events, policy: PolicyFactory | None = None,
@@ -332,6 +348,9 @@ class Worker:
         self.fuzzer = Fuzzer(self.target.run, chosen, config,
                              oracles=oracles, post=self.target, events=events,
                              distance=self.directed)
+        self._oracles = list(oracles)  # all of them, those switched off too
+        self.target.observer_failed = self._observer_failed
+        events.add(_OraclesOff(self))
         # The arbitrary-storage-write oracle watches the slot Harvey's write cost aims at.
         for oracle in oracles:
             if hasattr(oracle, "target_slot"):
@@ -341,6 +360,26 @@ class Worker:
         # oracles of the campaign (what they reported, what they count) alone.
         self._pristine = [fresh_copy(oracle) for oracle in oracles]
         self._replay_target: ContractTarget | None = None
+
+    # ------------------------------------------------------------------ switched off
+    def _is_on(self, oracle: Oracle) -> bool:
+        """Whether ``oracle`` (one of this worker's) is not switched off."""
+        return any(oracle is on for on in self.fuzzer.oracles)
+
+    def _original(self, observer: object) -> Oracle:
+        """The oracle that is ``observer`` (a step observer of the worker's target)."""
+        return next(oracle for oracle in self._oracles if oracle is observer)
+
+    def _observer_failed(self, observer: object, error: Exception) -> None:
+        """An oracle raised while it watched a run's steps: off (the run counts)."""
+        self.fuzzer.drop_oracle(self._original(observer), error,
+                                execs=self.fuzzer.stats.execs + 1)
+
+    def sync_observers(self) -> None:
+        """The target's step observers: only the oracles still on."""
+        target = self.target
+        target.step_observers = [o for o in target.step_observers if self._is_on(
+            self._original(o))]
 
     def _concolic_stage(self, config: FuzzConfig) -> ConcolicStage:
         """The concolic stage, replaying cases with the ``symbolic`` recording.
@@ -429,9 +468,14 @@ class Worker:
         The case runs on a target of its own (the campaign's prefix cache and counters are
         not touched) and is judged by fresh copies of the oracles, so the campaign's
         corpus, coverage, findings and counters stay as they are, and a finding the
-        campaign already reported shows again.
+        campaign already reported shows again. Oracles switched off are left out; one that
+        raises here is switched off too (recorded as during a replay).
         """
-        oracles = [fresh_copy(oracle) for oracle in self._pristine]
+        # (the campaign's oracle, the copy that judges this replay)
+        judges = [(original, fresh_copy(pristine))
+                  for original, pristine in zip(self._oracles, self._pristine, strict=True)
+                  if self._is_on(original)]
+        oracles = [copy for _, copy in judges]
         target = self._replay_target
         if target is None:
             # A prefix restored from a cache is not observed again, and every replay's
@@ -442,10 +486,23 @@ class Worker:
                 prefix_cache=cache, resume=cache is not None)
         target.step_observers = [o for o in oracles
                                  if isinstance(o, StepObserver) and _watches_steps(o)]
+
+        def failed(observer: object, error: Exception) -> None:
+            original = next(orig for orig, copy in judges if copy is observer)
+            self.fuzzer.drop_oracle(original, error, during="replay")
+
+        target.observer_failed = failed
         result = target.run(case)
         shown: dict[tuple[Any, ...], Finding] = {}
-        for oracle in oracles:
-            for finding in oracle.check(result, target):
+        for original, oracle in judges:
+            if not self._is_on(original):
+                continue  # it raised while watching this replay's steps
+            try:
+                found = oracle.check(result, target)
+            except Exception as exc:  # the oracle's bug: the replay goes on without it
+                self.fuzzer.drop_oracle(original, exc, during="replay")
+                continue
+            for finding in found:
                 finding.oracle = finding.oracle or oracle.name
                 if finding.case is None:
                     finding.case = result.case

@@ -54,6 +54,7 @@ from secant.files import write_atomic
 if TYPE_CHECKING:
     from secant.campaign.campaign import Campaign
     from secant.campaign.worker import PolicyFactory
+    from secant.engine.failures import InternalError
     from secant.engine.harvey.policy import InputSpace
     from secant.engine.policy import Policy
     from secant.learn.dataset import DatasetWriter
@@ -451,6 +452,9 @@ def _fuzz(
                                                            campaign_plan.slug))
         for note in campaign.notes:
             print(f"note: {note}", file=sys.stderr)
+        # A part switched off after an internal error (from the replays of --resume on)
+        # gets one line on stderr, above the live display, which redirects it.
+        campaign.listen(Announce())
         if resume is not None:
             from secant.campaign.resume import resume as resume_from
 
@@ -513,6 +517,22 @@ def _run(campaign: Campaign, quiet: bool) -> dict[str, Any]:
             summary = campaign.finish()
         live.update(view.render())
     return summary
+
+
+class Announce(FuzzListener):
+    """Prints one line on stderr when a part of a campaign is switched off after an error.
+
+    ``then`` says what became of it (default: a campaign's, whose summary.json has the
+    details).
+    """
+
+    def __init__(self, then: str | None = None) -> None:
+        self.then = then
+
+    def on_internal_error(self, error: InternalError) -> None:
+        """Print the line."""
+        line = error.line() if self.then is None else error.line(self.then)
+        print(f"warning: {line}", file=sys.stderr)
 
 
 class _Refresh(FuzzListener):

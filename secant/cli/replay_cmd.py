@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from secant.cli.fuzz_cmd import EXIT_FINDINGS, crash_exit
+from secant.cli.fuzz_cmd import EXIT_FINDINGS, Announce, crash_exit
 from secant.errors import SecantError, cli_errors
 
 if TYPE_CHECKING:
@@ -88,6 +88,8 @@ def _replay(path: Path, corpus: bool, trace: bool | None) -> bool:
     with SolcManager() as manager:
         for folder, files, findings in jobs:
             rebuilt = rebuild(folder, manager)
+            # An oracle that raises is left out of the other replays: say so.
+            rebuilt.campaign.listen(Announce("left out of the other replays; please report it"))
             for note in manager.notes:
                 print(f"note: {note}", file=sys.stderr)
             manager.notes.clear()

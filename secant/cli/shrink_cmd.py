@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from secant.campaign.shrink import DEFAULT_SHRINK_LIMIT
-from secant.cli.fuzz_cmd import crash_exit
+from secant.cli.fuzz_cmd import Announce, crash_exit
 from secant.errors import SecantError, cli_errors
 
 
@@ -68,6 +68,8 @@ def _shrink(paths: list[Path], limit: int) -> None:
     with SolcManager() as manager:
         for folder, files in jobs.items():
             rebuilt = rebuild(folder, manager)
+            # An oracle that raises is left out of the other replays: say so.
+            rebuilt.campaign.listen(Announce("left out of the other replays; please report it"))
             for note in manager.notes:
                 print(f"note: {note}", file=sys.stderr)
             manager.notes.clear()

@@ -12,6 +12,9 @@ Hooks, in the order one execution fires them:
 * ``on_finding(finding)``: an oracle reported something not reported before;
 * ``on_progress()``: after every execution, probes included (a display refreshes).
 
+``on_internal_error(error)`` is fired when a part of the campaign (an oracle, an optional
+stage) raised and was switched off (``secant.engine.failures``).
+
 ``on_round(case)`` is fired by a policy before it mutates ``case`` many times over (the
 contract target caches its prefix).
 """
@@ -25,8 +28,10 @@ from secant.types import Finding, RunResult, TxSeq
 
 if TYPE_CHECKING:
     from secant.engine.corpus import Seed
+    from secant.engine.failures import InternalError
 
-_HOOKS = ("on_run", "on_new_seed", "on_finding", "on_round", "on_progress")
+_HOOKS = ("on_run", "on_new_seed", "on_finding", "on_round", "on_progress",
+          "on_internal_error")
 
 
 class FuzzListener:
@@ -46,6 +51,9 @@ class FuzzListener:
 
     def on_progress(self) -> None:
         """An execution finished."""
+
+    def on_internal_error(self, error: InternalError) -> None:
+        """A part raised and was switched off for the rest of the run."""
 
 
 class Events(FuzzListener):
@@ -89,6 +97,11 @@ class Events(FuzzListener):
         """Forward."""
         for hook in self._targets["on_progress"]:
             hook()
+
+    def on_internal_error(self, error: InternalError) -> None:
+        """Forward."""
+        for hook in self._targets["on_internal_error"]:
+            hook(error)
 
 
 class OnRun(FuzzListener):

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from secant.engine.corpus import Corpus, Seed
 from secant.engine.events import Events
+from secant.engine.failures import InternalError, oracle_part
 from secant.engine.feedback import Coverage, cost_vector
 from secant.engine.mutators import Comparison
 from secant.engine.oracle import Oracle, PostState
@@ -109,7 +110,9 @@ class Fuzzer:
 
     ``oracles`` check every run that is not a probe (``post`` answers their read-only
     calls); ``events`` hears about runs, seeds, findings and progress; ``distance`` gives
-    seeds their AFLGo distance in a directed campaign.
+    seeds their AFLGo distance in a directed campaign. An oracle whose ``check`` raises
+    is switched off and the loop goes on (``secant.engine.failures``): ``oracles`` holds
+    those still on, ``internal_errors`` what was switched off and why.
     """
 
     def __init__(self, run: Callable[[TxSeq], RunResult], policy: Policy, config: FuzzConfig,
@@ -127,6 +130,7 @@ class Fuzzer:
         self.post = post
         self.distance = distance
         self.findings: dict[tuple[Any, ...], Finding] = {}
+        self.internal_errors: list[InternalError] = []
         self._stop = False
         self.policy = policy
         policy.bind(self)
@@ -252,12 +256,46 @@ class Fuzzer:
         if self.distance is not None:
             self.distance.refresh(self.corpus)
 
+    # ------------------------------------------------------------------ internal errors
+    def switch_off(self, part: str, error: Exception, *, execs: int | None = None,
+                   during: str = "fuzzing") -> InternalError:
+        """Record that ``part`` raised ``error`` and is off for the rest of the run.
+
+        The caller has stopped using the part; this records it (``execs`` defaults to the
+        executions counted so far) and announces it to the listeners.
+        """
+        record = InternalError.of(part, error, self.stats.execs if execs is None else execs,
+                                  during)
+        self.internal_errors.append(record)
+        self.events.on_internal_error(record)
+        return record
+
+    def is_off(self, part: str) -> bool:
+        """Whether ``part`` raised earlier in this run and is switched off."""
+        return any(record.part == part for record in self.internal_errors)
+
+    def drop_oracle(self, oracle: Oracle, error: Exception, *, execs: int | None = None,
+                    during: str = "fuzzing") -> None:
+        """Switch ``oracle`` off after ``error``: it checks no more runs; its findings stay."""
+        # A new list: the loop in ``_check`` may be iterating over the old one.
+        self.oracles = [other for other in self.oracles if other is not oracle]
+        self.switch_off(oracle_part(oracle.name), error, execs=execs, during=during)
+
     # ------------------------------------------------------------------ oracles
     def _check(self, result: RunResult) -> None:
-        """Every oracle on a run; new findings are stamped, kept and announced."""
+        """Every oracle on a run; new findings are stamped, kept and announced.
+
+        An oracle that raises is switched off (``drop_oracle``); the others still judge
+        the run. The ``try`` costs nothing while no oracle raises (Python 3.11).
+        """
         stats = self.stats
         for oracle in self.oracles:
-            for finding in oracle.check(result, self.post):
+            try:
+                found = oracle.check(result, self.post)
+            except Exception as exc:  # the oracle's bug: the campaign goes on without it
+                self.drop_oracle(oracle, exc)
+                continue
+            for finding in found:
                 if finding.key in self.findings:
                     continue
                 finding.oracle = finding.oracle or oracle.name

@@ -131,6 +131,10 @@ class ContractTarget:
         self.main: DeployedContract = chain.main
         self.recordings = frozenset(recordings)
         self.step_observers = list(step_observers)
+        # Told of an observer that raised, with the error: the observer is dropped and the
+        # run goes on (an oracle's bug costs the campaign that oracle alone). None: the
+        # error goes on to the caller.
+        self.observer_failed: Callable[[StepObserver, Exception], None] | None = None
         self.recorder: TraceRecorder = make_recorder(self.recordings)
         # The accounts whose balance changes the balances recording reports, with their
         # balances after deployment.
@@ -210,7 +214,12 @@ class ContractTarget:
         # Observers start on the state the run starts from (the first run's: the deployed
         # state); the transactions resumed over were observed when they ran.
         for observer in self.step_observers:
-            observer.start(case, self)
+            try:
+                observer.start(case, self)
+            except Exception as exc:
+                if self.observer_failed is None:
+                    raise
+                self._drop_observer(observer, exc)
         keep = self._boundaries is not None
         if keep and start:
             self._keep_boundary(start, outcomes)
@@ -416,7 +425,19 @@ class ContractTarget:
                 outcomes.append(TxOutcome(done.success, done.reverted, done.output,
                                           done.gas_used, done.error))
             for observer in self.step_observers:
-                observer.after_step(index, case, outcomes[-1], self)
+                try:
+                    observer.after_step(index, case, outcomes[-1], self)
+                except Exception as exc:
+                    if self.observer_failed is None:
+                        raise
+                    self._drop_observer(observer, exc)
+
+    def _drop_observer(self, observer: StepObserver, error: Exception) -> None:
+        """Stop calling ``observer`` (it raised ``error``) and tell ``observer_failed``."""
+        # A new list: the caller is iterating over the old one.
+        self.step_observers = [other for other in self.step_observers if other is not observer]
+        assert self.observer_failed is not None
+        self.observer_failed(observer, error)
 
 
 class _Boundary(NamedTuple):

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from secant.engine.corpus import Seed
 from secant.engine.dictionary import Dictionary
+from secant.engine.failures import CONCOLIC_PART
 from secant.engine.harvey.adaptive import AdaptiveSeeds, Closest
 from secant.engine.harvey.concolic import ConcolicStage
 from secant.engine.harvey.demand import DemandDriven
@@ -105,6 +106,9 @@ class HarveyPolicy(Policy):
         # The concolic stage (secant.engine.harvey.concolic), when the campaign gives one:
         # it needs the adaptive seeds' just-missed sides.
         self.concolic: ConcolicStage | None = None
+        # False once the stage raised: it is switched off for the rest of the run (its
+        # counters stay for the summary).
+        self.concolic_on = True
 
     def bind(self, fuzzer: Fuzzer) -> None:
         """Attach to the fuzzer: its rng, coverage and configuration."""
@@ -209,23 +213,41 @@ class HarveyPolicy(Policy):
                         return
                     yield Proposal((self.mutator.random_tx(spec, self.rng),), "init")
                 continue
-            if self.concolic is not None and self.adaptive is not None:
+            if self.concolic is not None and self.adaptive is not None and self.concolic_on:
                 yield from self._concolic(self.concolic, self.adaptive)
             yield from self._round()
 
     def _concolic(self, stage: ConcolicStage, adaptive: AdaptiveSeeds) -> Rounds:
-        """Between rounds, while its share allows: solved cases for just-missed sides."""
+        """Between rounds, while its share allows: solved cases for just-missed sides.
+
+        The stage is optional: when it raises (its symbolic replay, z3, its bookkeeping)
+        it is switched off for the rest of the run and the rounds go on without it.
+        """
         fuzzer = self.fuzzer
         while stage.due(fuzzer.stats.steps_run) and not fuzzer.exhausted():
-            picked = stage.choose(adaptive, fuzzer.stats.execs)
-            if picked is None:
+            try:
+                picked = stage.choose(adaptive, fuzzer.stats.execs)
+                if picked is None:
+                    return
+                side, closest = picked
+                case = stage.solve(side, closest.case)
+            except Exception as exc:  # the stage's bug: the campaign goes on without it
+                self._concolic_failed(exc)
                 return
-            side, closest = picked
-            case = stage.solve(side, closest.case)
             if case is None:
                 continue
+            # Outside the ``try``: what the loop throws into the generator is not the stage's.
             result, novelty = yield Proposal(case, "symbolic")
-            stage.observe(side, fuzzer.coverage.edges, novelty.new_edges, result.edges)
+            try:
+                stage.observe(side, fuzzer.coverage.edges, novelty.new_edges, result.edges)
+            except Exception as exc:
+                self._concolic_failed(exc)
+                return
+
+    def _concolic_failed(self, error: Exception) -> None:
+        """Switch the concolic stage off for the rest of the run and record why."""
+        self.concolic_on = False
+        self.fuzzer.switch_off(CONCOLIC_PART, error)
 
     def _state_writers(self, case: TxSeq, index: int, slots: set[tuple[int, int]]
                        ) -> list[Tx]:
@@ -419,5 +441,6 @@ class HarveyPolicy(Policy):
             rows.append(("symbolic", f"{counts.success} ok / {counts.fail} failed of "
                                      f"{counts.sat} solved; {counts.unsat} unsat "
                                      f"({counts.proved} proved), {counts.unknown} unknown; "
-                                     f"{counts.seconds:.1f} s"))
+                                     f"{counts.seconds:.1f} s"
+                                     + ("" if self.concolic_on else "; switched off")))
         return rows
