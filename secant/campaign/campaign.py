@@ -156,6 +156,22 @@ class TimeBudget:
         return self.shrink_deadline - (self.shrinking if waiting else 0.0)
 
 
+MIN_CAMPAIGN_S = 1.0
+"""The least time a campaign of a run of several gets from the run's shared time budget,
+however late it starts: enough to deploy, fuzz a little and write its reports."""
+
+
+def run_share(remaining: float, campaigns_left: int) -> float:
+    """Seconds for the next campaign of a run with ``remaining`` seconds of its time budget.
+
+    Why an equal part of what is left, not of the whole: a campaign that ends early (its
+    policy ran out of proposals, or it had nothing to fuzz) leaves its time to the later
+    ones, and deploying a later campaign's system counts against the run, so the run still
+    ends within its budget.
+    """
+    return max(remaining / max(campaigns_left, 1), MIN_CAMPAIGN_S)
+
+
 FUZZING_GC_THRESHOLDS = (50_000, 20, 20)
 """Python's collector thresholds while a campaign fuzzes (the default is 700, 10, 10)."""
 

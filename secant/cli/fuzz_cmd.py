@@ -244,9 +244,10 @@ def fuzz_command(
     A Foundry test contract (or a project folder, for each test contract in it) runs its
     invariants over the contracts setUp() created, and its fuzz tests. --time counts from
     the start of fuzzing (the code compiled and deployed) and covers shrinking the findings
-    and writing the reports too: fuzzing stops early enough for them. Exit codes: 0 done
-    (findings or not), 1 findings with --fail-on-findings, 2 bad input or options, 3 secant
-    itself failed (the traceback is in OUT/traceback.txt).
+    and writing the reports too: fuzzing stops early enough for them. It is the whole
+    run's: with several campaigns each gets an equal part of what is left when it starts.
+    Exit codes: 0 done (findings or not), 1 findings with --fail-on-findings, 2 bad input
+    or options, 3 secant itself failed (the traceback is in OUT/traceback.txt).
     """
     from secant.cli.settings import merged_options
 
@@ -335,7 +336,7 @@ def _fuzz(
     resource limit and the queries per state, and whether to write OUT/dataset.jsonl).
     """
     settled = dict(locals())  # first: the options only, as the manifest records them
-    from secant.campaign.campaign import Campaign, CampaignConfig
+    from secant.campaign.campaign import Campaign, CampaignConfig, run_share
     from secant.campaign.manifest import describe
     from secant.campaign.output import check_output, prepare_output
     from secant.campaign.plan import Selection, plan
@@ -433,13 +434,20 @@ def _fuzz(
                         compilations=compilations, chain_config=chain_config,
                         config=campaign_config, options=settled)
     failed = False
-    for campaign_plan in plans:
+    # --time is the whole run's: each campaign of several gets its part of what is left
+    # when it starts (secant.campaign.campaign.run_share).
+    run_deadline = None if max_time is None else time.monotonic() + max_time
+    for index, campaign_plan in enumerate(plans):
         where = out / campaign_plan.slug if len(plans) > 1 else out
         chain = campaign_plan.make_chain()
         for note in [*chain.notes, *campaign_plan.notes]:
             print(f"note: {note}", file=sys.stderr)
         where.mkdir(parents=True, exist_ok=True)
         settings = replace(campaign_plan.config, out=where)
+        seconds = None
+        if run_deadline is not None and len(plans) > 1:
+            seconds = run_share(run_deadline - time.monotonic(), len(plans) - index)
+            settings = replace(settings, fuzz=replace(settings.fuzz, max_time=seconds))
         if target is not None:
             from secant.campaign.directed import resolve_target
             settings.target_pcs = resolve_target(target, chain)
@@ -461,7 +469,8 @@ def _fuzz(
             for line in resume_from(campaign, where).lines():
                 print(line, file=sys.stderr)
         if len(plans) > 1:
-            typer.echo(f"== {campaign_plan.name}")
+            typer.echo(f"== {campaign_plan.name}"
+                       + (f" ({seconds:.0f} s of --time)" if seconds is not None else ""))
         try:
             summary = _run(campaign, quiet)
         finally:

@@ -31,8 +31,9 @@ SenderFlag = Annotated[list[str] | None, typer.Option(
     "--sender", metavar="ADDRESS", help="An address that sends transactions (repeat; "
                                         "default: three users and two attackers).")]
 TimeFlag = Annotated[str | None, typer.Option(
-    "--time", help="Wall-time budget from the start of fuzzing, shrinking and reports "
-                   "included, e.g. 30s, 5m, 1h (default 5m without --execs).")]
+    "--time", help="Wall-time budget of the whole run from the start of fuzzing, "
+                   "shrinking and reports included, shared by its campaigns, e.g. 30s, 5m, "
+                   "1h (default 5m without --execs).")]
 SeedFlag = Annotated[int, typer.Option("--seed", help="Campaign seed.")]
 ShrinkLimitFlag = Annotated[int, typer.Option(
     "--shrink-limit", help="Executions spent at most on shrinking each finding's case "

@@ -13,16 +13,19 @@ import functools
 import json
 from collections.abc import Collection
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from secant.campaign.campaign import (
+    MIN_CAMPAIGN_S,
     Campaign,
     CampaignConfig,
     TimeBudget,
     reports_reserve,
+    run_share,
     shrink_reserve,
 )
 from secant.campaign.shrink import DEFAULT_SHRINK_LIMIT, Key, Shrinker
@@ -253,8 +256,7 @@ def test_an_execution_budget_never_reads_the_clock() -> None:
 @needs_node
 def test_secant_fuzz_stops_fuzzing_before_its_time_is_up(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Each of a run's campaigns gets its own budget (issue 24 leaves the split for later);
-    # the one here: the engine's limit is the budget less the reports' reserve.
+    # The engine's limit is the budget less the reports' reserve.
     limits: list[tuple[float | None, TimeBudget | None]] = []
     finish = Campaign.finish
 
@@ -272,3 +274,40 @@ def test_secant_fuzz_stops_fuzzing_before_its_time_is_up(
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["shrink"]["findings"] == 1 and summary["manifest"]["options"][
         "time_budget"] == "3s"
+
+
+def test_a_run_shares_its_time_among_its_campaigns() -> None:
+    # An equal part of what is left when each starts; never less than the floor.
+    assert run_share(90.0, 3) == 30.0
+    assert run_share(60.0, 1) == 60.0
+    assert run_share(-5.0, 2) == MIN_CAMPAIGN_S
+
+
+@needs_node
+def test_secant_fuzz_gives_each_campaign_its_part_of_the_run_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A test contract with invariants and fuzz tests runs two campaigns. On a clock that
+    # moves 10 s at each reading of the command: the deadline is 0 + 100; the invariants
+    # start at 10 and get half of the 90 s left, the fuzz tests start at 20 and get all 80
+    # left (the invariants, cut short by --execs, left their time to them).
+    import secant.cli.fuzz_cmd as fuzz_cmd
+
+    readings = iter(range(0, 1000, 10))
+    monkeypatch.setattr(fuzz_cmd, "time", SimpleNamespace(
+        monotonic=lambda: float(next(readings)), perf_counter=fuzz_cmd.time.perf_counter))
+    budgets: list[float | None] = []
+    start = Campaign.__init__
+
+    def recorded(self: Campaign, chain: TestChain, config: CampaignConfig,
+                 *args: Any, **kwargs: Any) -> None:
+        budgets.append(config.fuzz.max_time)
+        start(self, chain, config, *args, **kwargs)
+
+    monkeypatch.setattr(Campaign, "__init__", recorded)
+    test_file = ROOT / "tests" / "fixtures" / "foundry_style" / "VaultInvariants.t.sol"
+    result = CliRunner().invoke(app, ["fuzz", str(test_file), "--time", "100", "--execs",
+                                      "200", "--quiet", "--match-test", "skim|decoy",
+                                      "--shrink-limit", "0", "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert budgets == [45.0, 80.0]
+    assert "== VaultInvariantTest invariants (45 s of --time)" in result.output
