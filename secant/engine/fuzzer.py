@@ -279,6 +279,7 @@ class Fuzzer:
         """Switch ``oracle`` off after ``error``: it checks no more runs; its findings stay."""
         # A new list: the loop in ``_check`` may be iterating over the old one.
         self.oracles = [other for other in self.oracles if other is not oracle]
+        oracle.switched_off = True
         self.switch_off(oracle_part(oracle.name), error, execs=execs, during=during)
 
     # ------------------------------------------------------------------ oracles

@@ -36,6 +36,9 @@ class Oracle(ABC):
     swc: str | None = None
     description: str = ""
     needs: frozenset[str] = frozenset()
+    switched_off: bool = False
+    """Set when the oracle raised and stopped checking runs (``Fuzzer.drop_oracle``): what
+    it did not find since then was not checked, which its summary must not call a pass."""
 
     @abstractmethod
     def check(self, result: RunResult, post: PostState | None) -> list[Finding]:

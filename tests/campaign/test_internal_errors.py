@@ -102,7 +102,7 @@ def test_an_oracle_that_raises_is_switched_off_and_the_campaign_goes_on(
     # The run it judged counts; aggressive probes are not judged, so it is the 40th or later.
     assert 40 <= record["exec"] < EXECS
     assert "the flaky oracle broke" in record["traceback"]
-    assert flaky.runs == 40  # never asked again
+    assert flaky.runs == 40 and flaky.switched_off  # never asked again
     kinds = {f["kind"] for f in summary["findings"]}
     assert kinds == {"flaky", "assertion"}  # its earlier finding kept, the others still found
     assert json.loads((tmp_path / "summary.json").read_text())["internal_errors"] == [record]

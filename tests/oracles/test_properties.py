@@ -87,6 +87,25 @@ def test_a_failed_property_leaves_the_paths_of_other_cases_as_they_were() -> Non
 
 
 @needs_node
+def test_a_switched_off_oracle_calls_what_did_not_fail_unchecked() -> None:
+    # An oracle that raised stopped checking runs (Fuzzer.drop_oracle): a property it had
+    # not seen fail was not seen to hold either.
+    chain = TestChain.setup(compiled("Conventions.sol"), contract="Latches")
+    oracle = PropertyOracle(chain)
+    target = ContractTarget(chain)
+    target.step_observers = [oracle]
+    broken = oracle.check(target.run((Tx("touch()", (), chain.sender("user1").address),)),
+                          None)
+    findings = {f.key: f for f in broken}
+    holding = {p["function"]: p["status"] for p in oracle.summary(findings)["properties"]}
+    assert holding["echidna_untouched"] == "failed" and "passed" in holding.values()
+    oracle.switched_off = True
+    after = {p["function"]: p["status"] for p in oracle.summary(findings)["properties"]}
+    assert after == {name: "failed" if status == "failed" else "unchecked"
+                     for name, status in holding.items()}
+
+
+@needs_node
 def test_with_nothing_to_call_the_deployed_state_is_judged() -> None:
     summary = run("Conventions.sol", "Deployed", 0, 1000)
     status = {p["function"]: p["status"] for p in summary["properties"]}  # type: ignore[attr-defined]
