@@ -66,15 +66,20 @@ def test_boolean_properties(file: str, contract: str, seed: int, budget: int,
                                               + ("s" if len(finding["sequence"]) > 1 else ""))
 
 
-@needs_node
-def test_a_failed_property_leaves_the_paths_of_other_cases_as_they_were() -> None:
-    # The corpus counts how often each path ran: a case's path must not change because
-    # another case broke a property (the old seeds would look unvisited for ever).
+def watched_latches() -> tuple[PropertyOracle, ContractTarget, int]:
+    """Conventions.sol's Latches with a property oracle watching; a user's address."""
     chain = TestChain.setup(compiled("Conventions.sol"), contract="Latches")
     oracle = PropertyOracle(chain)
     target = ContractTarget(chain)
     target.step_observers = [oracle]
-    user = chain.sender("user1").address
+    return oracle, target, chain.sender("user1").address
+
+
+@needs_node
+def test_a_failed_property_leaves_the_paths_of_other_cases_as_they_were() -> None:
+    # The corpus counts how often each path ran: a case's path must not change because
+    # another case broke a property (the old seeds would look unvisited for ever).
+    oracle, target, user = watched_latches()
     turn = (Tx("turnFirst(int256)", (5,), user),)  # a wrong key: no property fails
     before = target.run(turn)
     assert oracle.check(before, None) == []
@@ -90,12 +95,8 @@ def test_a_failed_property_leaves_the_paths_of_other_cases_as_they_were() -> Non
 def test_a_switched_off_oracle_calls_what_did_not_fail_unchecked() -> None:
     # An oracle that raised stopped checking runs (Fuzzer.drop_oracle): a property it had
     # not seen fail was not seen to hold either.
-    chain = TestChain.setup(compiled("Conventions.sol"), contract="Latches")
-    oracle = PropertyOracle(chain)
-    target = ContractTarget(chain)
-    target.step_observers = [oracle]
-    broken = oracle.check(target.run((Tx("touch()", (), chain.sender("user1").address),)),
-                          None)
+    oracle, target, user = watched_latches()
+    broken = oracle.check(target.run((Tx("touch()", (), user),)), None)
     findings = {f.key: f for f in broken}
     holding = {p["function"]: p["status"] for p in oracle.summary(findings)["properties"]}
     assert holding["echidna_untouched"] == "failed" and "passed" in holding.values()
