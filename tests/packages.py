@@ -54,3 +54,14 @@ def openzeppelin_modules() -> Path:
     """``node_modules`` holding ``@openzeppelin/contracts`` 5.x."""
     return npm_modules("@openzeppelin/contracts@5", "openzeppelin-contracts-5",
                        "@openzeppelin/contracts/token/ERC20/ERC20.sol")
+
+
+def forge_std_root() -> Path:
+    """forge-std 1.9.7's sources (``Test.sol`` at the top), from an npm package shipping it.
+
+    The package named forge-std on npm is an old copy without the ds-test its Test.sol
+    imports.
+    """
+    modules = npm_modules("@layerzerolabs/toolbox-foundry@0.1.13", "toolbox-foundry-0.1.13",
+                          "@layerzerolabs/toolbox-foundry/lib/forge-std/Test.sol")
+    return modules / "@layerzerolabs" / "toolbox-foundry" / "lib" / "forge-std"

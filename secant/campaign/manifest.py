@@ -149,6 +149,7 @@ def describe(*, inputs: Sequence[Path], project: bool, foundry: bool,
         "block_time": selection.block_time,
         "match_contract": selection.match_contract,
         "match_test": selection.match_test,
+        "harness": selection.harness,
         "oracles": None if selection.oracles is None else list(selection.oracles),
         "property_prefixes": (None if selection.property_prefixes is None
                               else list(selection.property_prefixes)),
@@ -239,7 +240,9 @@ def _recorded(data: Mapping[str, Any]) -> Recorded:
         all_contracts=bool(target["all_contracts"]),
         senders=(None if target["senders"] is None
                  else [int(s, 16) for s in target["senders"]]),
-        block_number=target["block_number"], block_time=target["block_time"])
+        block_number=target["block_number"], block_time=target["block_time"],
+        # Manifests written before --harness existed guessed the style.
+        harness=target.get("harness", "auto"))
     chain = dict(data["chain"])
     known = {f.name for f in fields(ChainConfig)}
     chain_config = ChainConfig(**{

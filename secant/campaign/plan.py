@@ -1,8 +1,10 @@
 """Which campaigns an input asks for: a contract, or the harnesses of a Foundry test contract.
 
-A plain contract (or an Echidna/Medusa harness) is one campaign: the contract is deployed
-with its constructor arguments, and the whole system (it and the contracts it created) is
-fuzzed. A Foundry test contract (``secant.targets.foundry``) gives up to two campaigns on
+A plain contract (or an Echidna/Medusa harness, Chimera's ``CryticTester`` among them) is
+one campaign: the contract is deployed with its constructor arguments, and the whole
+system (it and the contracts it created) is fuzzed. A Foundry test contract
+(``secant.targets.foundry``: test-named functions and ``setUp()`` or ``IS_TEST()``, or
+any test-named contract under ``--harness foundry``) gives up to two campaigns on
 the state ``setUp()`` leaves: its invariants, over the targets it names, and its fuzz
 tests, one stateless call each. ``--match-contract`` and ``--match-test`` filter test
 contracts and tests by regular expression, as forge does.
@@ -20,7 +22,7 @@ from secant.campaign.worker import function_specs, spec_of
 from secant.chain.blockenv import FORGE_NUMBER, FORGE_TIMESTAMP
 from secant.chain.chain import ChainConfig, TestChain
 from secant.chain.deploy import DeployedContract
-from secant.compile.artifacts import Compilation
+from secant.compile.artifacts import Compilation, CompiledContract
 from secant.compile.loader import select_contract
 from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle
@@ -29,7 +31,13 @@ from secant.oracles.assertion import AssertionOracle
 from secant.oracles.fuzz_test import FuzzTestOracle
 from secant.oracles.property import PROPERTY_PREFIXES, PropertyOracle
 from secant.oracles.registry import available, build
-from secant.targets.foundry import fuzz_tests, invariants, is_test_contract, set_up
+from secant.targets.foundry import (
+    forge_named,
+    fuzz_tests,
+    invariants,
+    is_test_contract,
+    set_up,
+)
 
 
 class NothingToRun(SecantError):
@@ -75,6 +83,9 @@ class Selection:
     block_time: int | None = None
     """The first block (None: Echidna's for contracts and harnesses, forge's for Foundry
     test contracts)."""
+    harness: str = "auto"
+    """How a contract with test-named functions is run (``HARNESS_STYLES``): guessed from
+    its Foundry markers, or as a Foundry test contract, or as an Echidna/Medusa harness."""
 
     def first_block(self, chain_config: ChainConfig, foundry: bool) -> ChainConfig:
         """``chain_config`` starting at the block this selection asks for."""
@@ -124,12 +135,17 @@ def _regex(pattern: str | None, option: str) -> re.Pattern[str] | None:
 
 
 def test_contract_names(compilations: Sequence[Compilation]) -> list[str]:
-    """Deployable test contracts of the compilations, in order."""
+    """Deployable contracts of the compilations forge would run, in order.
+
+    forge's rule (:func:`secant.targets.foundry.forge_named`): Foundry test contracts and
+    the Echidna/Medusa harnesses that use the same names; :func:`plan` runs each in its
+    own style.
+    """
     names = []
     for compilation in compilations:
         for contract in compilation.contracts:
             if (contract.kind == "contract" and contract.creation.hex
-                    and is_test_contract(contract.abi.functions) and contract.name not in names):
+                    and forge_named(contract.abi.functions) and contract.name not in names):
                 names.append(contract.name)
     return names
 
@@ -138,10 +154,12 @@ def plan(compilations: Sequence[Compilation], selection: Selection,
          chain_config: ChainConfig, config: CampaignConfig, project: bool) -> list[CampaignPlan]:
     """The campaigns for an input (see the module docstring).
 
-    ``project`` says the input was a folder: then every test contract in it matching
-    ``--match-contract`` is run (a folder without test contracts is fuzzed as a contract
-    file is); otherwise the chosen contract is, as a test contract when it is one.
+    ``project`` says the input was a folder: then every test contract or harness in it
+    matching ``--match-contract`` is run (a folder without any is fuzzed as a contract file
+    is); otherwise the chosen contract is, as a test contract when it is one. Which of the
+    two a contract is, ``selection.harness`` says (``is_test_contract``).
     """
+    is_test_contract([], selection.harness)  # a bad style is an error before any work
     contracts = _regex(selection.match_contract, "--match-contract")
     tests = _regex(selection.match_test, "--match-test")
     if project and selection.contract is None and test_contract_names(compilations):
@@ -154,6 +172,11 @@ def plan(compilations: Sequence[Compilation], selection: Selection,
         plans: list[CampaignPlan] = []
         skipped: list[str] = []
         for name in names:
+            if not is_test_contract(_contract(compilations, name).abi.functions,
+                                    selection.harness):
+                plans.extend(_system_plans(compilations, replace(selection, contract=name),
+                                           chain_config, config, tests))
+                continue
             try:
                 plans.extend(_foundry_plans(compilations, name, selection, chain_config,
                                             config, tests))
@@ -168,9 +191,25 @@ def plan(compilations: Sequence[Compilation], selection: Selection,
             plans[0].notes.extend(f"skipped {note}" for note in skipped)
         return plans
     _, chosen = select_contract(list(compilations), selection.contract)
-    if is_test_contract(chosen.abi.functions) and selection.args is None:
+    if is_test_contract(chosen.abi.functions, selection.harness) and selection.args is None:
         return _foundry_plans(compilations, chosen.name, selection, chain_config, config,
                               tests)
+    return _system_plans(compilations, selection, chain_config, config, tests)
+
+
+def _contract(compilations: Sequence[Compilation], name: str) -> CompiledContract:
+    """The first compiled contract called ``name``."""
+    return next(c for comp in compilations for c in comp.contracts if c.name == name)
+
+
+def _system_plans(compilations: Sequence[Compilation], selection: Selection,
+                  chain_config: ChainConfig, config: CampaignConfig,
+                  tests: re.Pattern[str] | None) -> list[CampaignPlan]:
+    """The one campaign of a contract or harness.
+
+    It is deployed after its --deploy contracts; they are fuzzed, checked by every oracle
+    (or those chosen).
+    """
     chain_config = selection.first_block(chain_config, foundry=False)
     chain = deploy_system(compilations, selection, chain_config)
     main = chain.main

@@ -36,6 +36,7 @@ from secant.cli.options import (
     DeployFlag,
     ForceFlag,
     ForkFlag,
+    HarnessFlag,
     MatchContractFlag,
     MatchTestFlag,
     OraclesFlag,
@@ -157,6 +158,7 @@ def fuzz_command(
     block_time: BlockTimeFlag = None,
     match_contract: MatchContractFlag = None,
     match_test: MatchTestFlag = None,
+    harness: HarnessFlag = "auto",
     unlimited_code_size: UnlimitedCodeSizeFlag = False,
     time_budget: TimeFlag = None,
     execs: Annotated[int | None, typer.Option(
@@ -329,6 +331,7 @@ def _fuzz(
     expert_rlimit: int | None = None,
     expert_queries: int | None = None,
     dataset: bool = True,
+    harness: str = "auto",
 ) -> None:
     """The fuzz command once its options are settled (flags over secant.toml).
 
@@ -350,8 +353,12 @@ def _fuzz(
     from secant.engine.harvey.sequences import SEQUENCE_MODES
     from secant.engine.schedulers import SCHEDULES
     from secant.evm.forks import get_fork
+    from secant.targets.foundry import HARNESS_STYLES
 
     check_output(out)
+    if harness not in HARNESS_STYLES:
+        raise SecantError(f"unknown --harness {harness!r}",
+                          f"use one of {', '.join(HARNESS_STYLES)}")
     chosen = schedule or ("aflgo" if target else "aflfast")
     if chosen not in SCHEDULES:
         raise SecantError(f"unknown schedule {chosen!r}",
@@ -418,7 +425,8 @@ def _fuzz(
                           list(property_prefix) if property_prefix else None,
                           _panic_codes(panic_codes),
                           _deployments(deploy or [], deploy_arg or []),
-                          all_contracts, _senders(sender), block_number, block_time)
+                          all_contracts, _senders(sender), block_number, block_time,
+                          harness)
     chain_config = ChainConfig(fork=chosen_fork, seed=seed, balance=balance,
                                unlimited_code_size=unlimited_code_size)
     campaign_config = CampaignConfig(fuzz=config, out=out, prefix_cache=not no_prefix_cache,

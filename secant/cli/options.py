@@ -59,9 +59,15 @@ BlockTimeFlag = Annotated[int | None, typer.Option(
     "--block-time", help="Timestamp of the first block (default 1524785992, Echidna's; 1 "
                          "for Foundry test contracts, as forge).")]
 MatchContractFlag = Annotated[str | None, typer.Option(
-    "--match-contract", help="Only test contracts whose name matches this regex.")]
+    "--match-contract", help="Only test contracts (and harnesses with test* or invariant* "
+                             "functions) whose name matches this regex.")]
 MatchTestFlag = Annotated[str | None, typer.Option(
     "--match-test", help="Only invariants, properties and fuzz tests whose name matches "
                          "this regex.")]
 UnlimitedCodeSizeFlag = Annotated[bool, typer.Option(
     "--unlimited-code-size", help="Lift the EIP-170/3860 contract size limits.")]
+HarnessFlag = Annotated[str, typer.Option(
+    "--harness", help="How a contract with test* or invariant* functions is run: auto "
+                      "(a Foundry test contract when it has setUp() or IS_TEST(), else an "
+                      "Echidna/Medusa harness), foundry, or echidna (its own functions "
+                      "are fuzzed, its properties and assertions checked).")]

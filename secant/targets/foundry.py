@@ -1,6 +1,8 @@
 """Foundry test contracts: set-up, targets and fuzz tests, read as forge reads them.
 
-A *test contract* has functions named ``test*`` or ``invariant*`` (forge's rule).
+A *test contract* has functions named ``test*`` or ``invariant*`` (forge's rule) and
+``setUp()`` or forge-std's ``IS_TEST()`` (without either it is an Echidna/Medusa harness:
+:func:`is_test_contract`).
 :func:`set_up` deploys it as the chain's main contract, runs ``setUp()`` once from the
 deployer (never fuzzed), registers the contracts that set-up created, and seals the chain:
 every test case starts from that state.
@@ -51,13 +53,41 @@ class SetUpFailed(SecantError):
     """``setUp()`` of a test contract reverted."""
 
 
-def is_test_contract(functions: Sequence[AbiFunction]) -> bool:
-    """Whether an ABI is a Foundry test contract's.
+HARNESS_STYLES = ("auto", "foundry", "echidna")
+"""How a contract with test-named functions is run: ``auto`` tells from its markers,
+``foundry`` as a Foundry test contract, ``echidna`` as an Echidna/Medusa harness."""
 
-    forge's rule: a function named test* or invariant* (a handler that inherits forge-std's
-    Test is not one).
+
+def forge_named(functions: Sequence[AbiFunction]) -> bool:
+    """Whether an ABI has a function forge runs by its name (``test*``, ``invariant*``).
+
+    forge's own rule for which compiled contracts are test contracts; Echidna and Medusa
+    harnesses (Chimera's ``CryticTester``, Medusa's ``TestContract``) match it too.
     """
     return any(f.name.startswith(("test", "invariant")) for f in functions)
+
+
+def is_test_contract(functions: Sequence[AbiFunction], style: str = "auto") -> bool:
+    """Whether an ABI is a Foundry test contract's rather than a harness's.
+
+    A test contract is run with ``setUp()``, its invariants over the targets it names and
+    its fuzz tests; a harness is fuzzed itself.
+
+    ``auto``: forge-named functions (:func:`forge_named`) and a Foundry marker, forge-std's
+    ``IS_TEST()`` or a ``setUp()``. forge itself asks for the names only, but Echidna and
+    Medusa harnesses use the same names for their properties and handlers without either
+    marker: those are run as harnesses (a handler that inherits forge-std's Test and has
+    no test-named function is not a test contract either). ``foundry`` and ``echidna``
+    (``--harness``) override the guess for a contract with forge-named functions.
+    """
+    if style not in HARNESS_STYLES:
+        raise SecantError(f"unknown harness style {style!r}",
+                          f"use one of {', '.join(HARNESS_STYLES)}")
+    if not forge_named(functions) or style == "echidna":
+        return False
+    if style == "foundry":
+        return True
+    return any(f.name in ("IS_TEST", "setUp") and not f.inputs for f in functions)
 
 
 def fuzz_tests(contract: DeployedContract) -> list[AbiFunction]:

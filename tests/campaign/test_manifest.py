@@ -56,7 +56,7 @@ def test_a_manifest_reads_back_into_what_built_the_campaign() -> None:
                           oracles=["assertion"], property_prefixes=["check_"],
                           panic_codes=frozenset({0x01, 0x11}), deploy=[("Token", ["7"])],
                           all_contracts=True, senders=[0x10000, 0x20000], block_number=9,
-                          block_time=99)
+                          block_time=99, harness="echidna")
     chain_config = ChainConfig(fork=get_fork("shanghai"), balance=123, seed=4,
                                unlimited_code_size=True, block=BlockSettings(number=3))
     config = CampaignConfig(FuzzConfig(seed=4, max_execs=77, max_time=2.5, schedule="afl",

@@ -1,0 +1,162 @@
+"""A harness in Recon's Chimera layout, fuzzed through both of its entry points.
+
+``tests/fixtures/chimera`` is a Foundry project of ours: a ledger with two bugs, and under
+``test/recon/`` the Setup / Properties / TargetFunctions chain with one violated and one
+holding boolean property and, in the handlers, one violated and one holding assertion.
+``CryticTester`` (Echidna's and Medusa's entry point: test-named properties, no ``setUp()``)
+is a harness: its handlers are the transactions. ``CryticToFoundry`` (``setUp()``, forge-std's
+``Test``) is a Foundry test contract whose invariant campaign targets itself.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from secant.abi import AbiFunction
+from secant.campaign.campaign import CampaignConfig
+from secant.campaign.plan import Selection, plan
+from secant.chain.chain import ChainConfig
+from secant.compile import load
+from secant.engine.fuzzer import FuzzConfig
+from secant.targets.foundry import forge_named, is_test_contract
+from tests.compile.conftest import needs_node, run_cli
+from tests.packages import forge_std_root
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "chimera"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture project with forge-std linked into lib/, as ``forge install`` puts it."""
+    root = tmp_path_factory.mktemp("chimera") / "project"
+    shutil.copytree(FIXTURE, root)
+    (root / "lib").mkdir()
+    (root / "lib" / "forge-std").symlink_to(forge_std_root(), target_is_directory=True)
+    return root
+
+
+_RUNS: dict[str, dict[str, Any]] = {}
+
+
+def fuzzed(project: Path, entry: str) -> dict[str, Any]:
+    """summary.json of ``secant fuzz PROJECT --match-contract ENTRY`` (run once per entry)."""
+    if entry not in _RUNS:
+        out = project.parent / f"out-{entry}"
+        proc = run_cli("fuzz", str(project), "--match-contract", f"^{entry}$",
+                       "--execs", "2000", "--seed", "1", "--out", str(out), "--quiet")
+        assert proc.returncode == 0, proc.stderr
+        _RUNS[entry] = json.loads((out / "summary.json").read_text())
+    return _RUNS[entry]
+
+
+def reported(summary: dict[str, Any], kind: str, name: str) -> bool:
+    """Whether the run reports ``name`` broken: a property by name, an assertion by the
+    handler whose call failed it (Chimera's helper asserts for every handler)."""
+    if kind == "property":
+        return any(f["oracle"] == "property" and f["function"] == name
+                   for f in summary["findings"])
+    return any(f["oracle"] == "assertion" and f["sequence"][-1]["function"].startswith(name)
+               for f in summary["findings"])
+
+
+_FORGE_SKIPS_HANDLER_ASSERTIONS = pytest.mark.xfail(
+    strict=True, reason="a failing forge-std assertion in a handler reverts the call, and an "
+                        "invariant campaign ignores reverted calls, as forge does by default; "
+                        "forge's [invariant] fail_on_assert is not read yet")
+
+
+@needs_node
+@pytest.mark.parametrize(("entry", "kind", "name", "broken"), [
+    ("CryticTester", "property", "invariant_supply_is_sum", True),
+    ("CryticTester", "property", "property_balances_within_supply", False),
+    ("CryticTester", "assertion", "ledger_transfer", True),
+    ("CryticTester", "assertion", "ledger_mint", False),
+    ("CryticToFoundry", "property", "invariant_supply_is_sum", True),
+    ("CryticToFoundry", "property", "property_balances_within_supply", False),
+    pytest.param("CryticToFoundry", "assertion", "ledger_transfer", True,
+                 marks=_FORGE_SKIPS_HANDLER_ASSERTIONS),
+    ("CryticToFoundry", "assertion", "ledger_mint", False),
+])
+def test_each_entry_point_finds_what_is_broken_and_nothing_else(
+        project: Path, entry: str, kind: str, name: str, broken: bool) -> None:
+    summary = fuzzed(project, entry)
+    assert reported(summary, kind, name) == broken
+    if kind == "property" and not broken:
+        status = {p["function"]: p["status"] for p in summary["properties"]}
+        assert status[name] == "passed"
+
+
+@needs_node
+def test_the_tester_is_fuzzed_as_a_harness(project: Path) -> None:
+    summary = fuzzed(project, "CryticTester")
+    # Its handlers are the transactions: the ledger is reached only through them.
+    called = {tx["function"] for f in summary["findings"] for tx in f["sequence"]}
+    assert called <= {"ledger_mint(uint256)", "ledger_transfer(uint256)",
+                      "ledger_burn(uint256)"}
+    assert summary["findings"]
+
+
+def _abi(*names: str) -> list[AbiFunction]:
+    return [AbiFunction.from_json({"type": "function", "name": name, "inputs": [],
+                                   "outputs": [], "stateMutability": "nonpayable"})
+            for name in names]
+
+
+@pytest.mark.parametrize(("names", "style", "test_contract"), [
+    # Medusa's assertion-mode TestContract: test-named handlers, no setUp().
+    (("testDeposit", "testWithdraw"), "auto", False),
+    # Chimera's CryticTester: properties with forge's prefix, handlers, no marker.
+    (("invariant_solvent", "counter_increment"), "auto", False),
+    # A Foundry test contract: setUp(), or forge-std's IS_TEST().
+    (("setUp", "testDeposit"), "auto", True),
+    (("IS_TEST", "invariant_solvent"), "auto", True),
+    # A handler that inherits forge-std's Test has no test to run.
+    (("IS_TEST", "deposit"), "auto", False),
+    # --harness overrides the guess, for a contract forge would run.
+    (("testDeposit",), "foundry", True),
+    (("setUp", "invariant_solvent"), "echidna", False),
+    (("setUp", "deposit"), "foundry", False),
+])
+def test_test_contracts_are_told_from_harnesses(names: tuple[str, ...], style: str,
+                                                test_contract: bool) -> None:
+    functions = _abi(*names)
+    assert is_test_contract(functions, style) == test_contract
+    assert forge_named(functions) == any(n.startswith(("test", "invariant")) for n in names)
+
+
+@needs_node
+def test_the_harness_option_overrides_the_guess(project: Path) -> None:
+    compilations = load([project])
+
+    def slugs(**selection: Any) -> list[str]:
+        return [p.slug for p in plan(compilations, Selection(**selection), ChainConfig(),
+                                     CampaignConfig(FuzzConfig(seed=0, max_execs=10)),
+                                     project=True)]
+
+    # A folder runs every contract forge would, each in its own style.
+    assert slugs(match_contract="^Crytic") == ["CryticTester", "CryticToFoundry-invariants"]
+    assert slugs(match_contract="^CryticTester$", harness="foundry") == [
+        "CryticTester-invariants"]
+    assert slugs(match_contract="^CryticToFoundry$", harness="echidna") == ["CryticToFoundry"]
+
+
+@needs_node
+@pytest.mark.parametrize("where", ["flag", "file"])
+def test_a_bad_harness_style_is_one_line(tmp_path: Path, where: str) -> None:
+    source = tmp_path / "Tester.sol"
+    source.write_text("// SPDX-License-Identifier: MIT\npragma solidity ^0.8.20;\n"
+                      "contract Tester { function testNothing() public {} }\n")
+    args = ["fuzz", str(source), "--execs", "10", "--out", str(tmp_path / "out")]
+    if where == "flag":
+        args += ["--harness", "medusa"]
+    else:
+        (tmp_path / "secant.toml").write_text('[fuzz]\nharness = "medusa"\n')
+    proc = run_cli(*args)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: unknown --harness 'medusa'")
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
