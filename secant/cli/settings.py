@@ -15,10 +15,15 @@ table, keyed by the command's long option names without dashes (``execs``,
 An option given on the command line wins over the file. A key the command does not take,
 or a value of the wrong type, is a one-line error naming it. Relative paths in the file
 (``out``, ``target``) are relative to the file's folder.
+
+``--config echidna.yaml`` (a ``.yaml`` or ``.yml`` file) reads Echidna's configuration
+instead: the keys with a secant equivalent (``secant.cli.echidna_config``), the others
+named in a note.
 """
 
 from __future__ import annotations
 
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -79,7 +84,22 @@ def merged_options(ctx: typer.Context, start: Path, config: Path | None,
         for opt in declared.opts:
             if opt.startswith("--"):
                 by_option[opt[2:]] = declared
-    for key, raw in read_table(path, command).items():
+    foreign = path.suffix in (".yaml", ".yml")
+    if foreign:
+        from secant.cli.echidna_config import echidna_table
+
+        table, notes = echidna_table(path)
+        untaken = [key for key in table if key.replace("_", "-") not in by_option]
+        if untaken:
+            # An Echidna file is written for Echidna: what this command has no option for
+            # is said, not refused.
+            notes.append(f"{path.name}: secant {command} takes no {', '.join(untaken)}")
+            table = {k: v for k, v in table.items() if k not in untaken}
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
+    else:
+        table = read_table(path, command)
+    for key, raw in table.items():
         param = by_option.get(key.replace("_", "-"))
         if param is None or param.name is None or param.name in _NOT_IN_FILE:
             known = ", ".join(sorted(k for k, p in by_option.items()

@@ -160,3 +160,26 @@ def test_a_bad_harness_style_is_one_line(tmp_path: Path, where: str) -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: unknown --harness 'medusa'")
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+@needs_node
+def test_the_projects_echidna_config_is_read(project: Path) -> None:
+    out = project.parent / "out-echidna-config"
+    proc = run_cli("fuzz", ".", "--match-contract", "CryticTester", "--config", "echidna.yaml",
+                   "--execs", "1000", "--seed", "1", "--out", str(out), "--quiet", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "note: echidna.yaml: not read (no secant equivalent yet): corpusDir, deployer"]
+    summary = json.loads((out / "summary.json").read_text())
+    # testMode assertion: the assertions only, as Echidna checks them in that mode.
+    assert summary["oracles"] == ["assertion"]
+    assert [f["sequence"][-1]["function"] for f in summary["findings"]] == [
+        "ledger_transfer(uint256)"]
+    assert {tx["sender"] for f in summary["findings"] for tx in f["sequence"]} <= {
+        f"0x{0x10000:040x}", f"0x{0x20000:040x}"}
+    manifest = summary["manifest"]
+    assert manifest["target"]["property_prefixes"] == ["invariant_"]
+    assert manifest["config"]["shrink_limit"] == 500
+    fuzz = manifest["config"]["fuzz"]
+    # The command line wins over the file: --execs 1000, not testLimit's 5000.
+    assert (fuzz["max_sequence_length"], fuzz["max_execs"]) == (20, 1000)

@@ -1,0 +1,70 @@
+"""``--config echidna.yaml``: Echidna's flat YAML read, its keys turned into secant's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from secant.cli.echidna_config import EchidnaConfigError, echidna_table, parse_flat_yaml
+
+_FILE = """\
+# a comment
+testMode: "assertion"   # trailing comment
+prefix: 'check_'
+seqLen: 20
+testLimit: 5000
+timeout: 90
+shrinkLimit: 0x10
+sender: ["0x10000", 0x20000]
+balanceContract: 1000
+allContracts: true
+corpusDir: "corpus # not a comment"
+deployer: 0x30000
+cryticArgs:
+  - "--foundry-ignore-compile"
+  - --solc-remaps
+filterFunctions: []
+filterBlacklist: true
+"""
+
+
+def test_a_flat_file_parses_as_echidna_writes_it(tmp_path: Path) -> None:
+    data = parse_flat_yaml(_FILE, tmp_path / "echidna.yaml")
+    assert data == {
+        "testMode": "assertion", "prefix": "check_", "seqLen": 20, "testLimit": 5000,
+        "timeout": 90, "shrinkLimit": 16, "sender": ["0x10000", 0x20000],
+        "balanceContract": 1000, "allContracts": True, "corpusDir": "corpus # not a comment",
+        "deployer": 0x30000, "cryticArgs": ["--foundry-ignore-compile", "--solc-remaps"],
+        "filterFunctions": [], "filterBlacklist": True}
+
+
+def test_keys_with_an_equivalent_become_options_and_the_rest_a_note(tmp_path: Path) -> None:
+    path = tmp_path / "echidna.yaml"
+    path.write_text(_FILE)
+    table, notes = echidna_table(path)
+    assert table == {
+        "oracles": "assertion", "property-prefix": ["check_"], "max-sequence-length": 20,
+        "execs": 5000, "time": "90s", "shrink-limit": 16,
+        "sender": [f"0x{0x10000:040x}", f"0x{0x20000:040x}"], "value": 1000,
+        "all-contracts": True}
+    # An empty filterFunctions filters nothing, so it needs no note.
+    assert notes == ["echidna.yaml: not read (no secant equivalent yet): corpusDir, "
+                     "deployer, cryticArgs"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("testMode: optimization\n", "testMode 'optimization' has no secant equivalent"),
+    ("seqLen: many\n", "seqLen: 'many' is not an integer"),
+    ("campaign:\n  seqLen: 3\n", ":2: nested mappings are not read"),
+    ("sender: {a: 1}\n", ":1: nested mappings are not read"),
+    ("- 1\n", ":1: a list item outside a list"),
+    ("just words\n", ":1: not a 'key: value' line"),
+    ("sender: [1,\n", ":1: a list must end on its line"),
+])
+def test_what_cannot_be_read_is_one_error_naming_it(tmp_path: Path, text: str,
+                                                     message: str) -> None:
+    path = tmp_path / "echidna.yaml"
+    path.write_text(text)
+    with pytest.raises(EchidnaConfigError, match=message.replace("(", r"\(")):
+        echidna_table(path)
