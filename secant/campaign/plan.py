@@ -229,12 +229,18 @@ def _system_plans(compilations: Sequence[Compilation], selection: Selection,
 
 
 def _oracles(selection: Selection, tests: re.Pattern[str] | None
-             ) -> list[OracleFactory] | None:
-    """Oracle factories honouring --oracles and --match-test (None: every registered one)."""
-    if (tests is None and selection.oracles is None and selection.property_prefixes is None
-            and selection.panic_codes is None):
-        return None
-    names = list(selection.oracles) if selection.oracles is not None else list(available())
+             ) -> list[OracleFactory]:
+    """Oracle factories of a contract's or harness's campaign.
+
+    They honour --oracles and --match-test; by default every registered oracle runs but
+    the fuzz-test one.
+
+    A harness's ``test*`` functions are handlers (Medusa's assertion mode names them so):
+    a revert in one is the system refusing an input, not a failed Foundry fuzz test, so
+    that oracle runs only when --oracles names it.
+    """
+    names = (list(selection.oracles) if selection.oracles is not None
+             else [name for name in available() if name != "fuzz-test"])
     return [_filtered(name, tests, prefixes=selection.property_prefixes,
                       panic_codes=selection.panic_codes) for name in names]
 

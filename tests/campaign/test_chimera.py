@@ -183,3 +183,18 @@ def test_the_projects_echidna_config_is_read(project: Path) -> None:
     fuzz = manifest["config"]["fuzz"]
     # The command line wins over the file: --execs 1000, not testLimit's 5000.
     assert (fuzz["max_sequence_length"], fuzz["max_execs"]) == (20, 1000)
+
+
+@needs_node
+def test_medusas_assertion_mode_test_contract_is_a_harness(tmp_path: Path) -> None:
+    source = FIXTURE.parent / "harnesses" / "MedusaAssertions.sol"
+    out = tmp_path / "out"
+    proc = run_cli("fuzz", str(source), "--execs", "2000", "--seed", "1", "--out", str(out),
+                   "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    # One campaign of the contract itself (not a test contract's invariants or fuzz
+    # tests), whose reverting withdrawals are no failures.
+    [finding] = summary["findings"]
+    assert finding["oracle"] == "assertion" and finding["function"] == "testWithdraw"
+    assert finding["sequence"][-1]["function"] == "testWithdraw(uint256)"
