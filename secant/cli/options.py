@@ -48,7 +48,8 @@ ForceFlag = Annotated[bool, typer.Option(
 ConfigFlag = Annotated[Path | None, typer.Option(
     "--config", help="Read options from this secant.toml (default: the nearest one from "
                      "the input's folder up; each command reads its own table), or from "
-                     "Echidna's echidna.yaml (the keys secant has an equivalent for).")]
+                     "Echidna's echidna.yaml or Medusa's medusa.json (the settings secant "
+                     "has an equivalent for).")]
 AllContractsFlag = Annotated[bool, typer.Option(
     "--all-contracts", help="Also call the contracts the constructors created (Echidna's "
                             "allContracts; default: the main contract and the --deploy "

@@ -17,7 +17,8 @@ or a value of the wrong type, is a one-line error naming it. Relative paths in t
 (``out``, ``target``) are relative to the file's folder.
 
 ``--config echidna.yaml`` (a ``.yaml`` or ``.yml`` file) reads Echidna's configuration
-instead: the keys with a secant equivalent (``secant.cli.echidna_config``), the others
+instead, and ``--config medusa.json`` (a ``.json`` file) Medusa's: the settings with a
+secant equivalent (``secant.cli.echidna_config``, ``secant.cli.medusa_config``), the others
 named in a note.
 """
 
@@ -84,15 +85,16 @@ def merged_options(ctx: typer.Context, start: Path, config: Path | None,
         for opt in declared.opts:
             if opt.startswith("--"):
                 by_option[opt[2:]] = declared
-    foreign = path.suffix in (".yaml", ".yml")
-    if foreign:
+    if path.suffix in (".yaml", ".yml", ".json"):
         from secant.cli.echidna_config import echidna_table
+        from secant.cli.medusa_config import medusa_table
 
-        table, notes = echidna_table(path)
+        table, notes = (medusa_table(path) if path.suffix == ".json"
+                        else echidna_table(path))
         untaken = [key for key in table if key.replace("_", "-") not in by_option]
         if untaken:
-            # An Echidna file is written for Echidna: what this command has no option for
-            # is said, not refused.
+            # An Echidna or Medusa file is written for that fuzzer: what this command has
+            # no option for is said, not refused.
             notes.append(f"{path.name}: secant {command} takes no {', '.join(untaken)}")
             table = {k: v for k, v in table.items() if k not in untaken}
         for note in notes:

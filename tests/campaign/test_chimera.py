@@ -198,3 +198,19 @@ def test_medusas_assertion_mode_test_contract_is_a_harness(tmp_path: Path) -> No
     [finding] = summary["findings"]
     assert finding["oracle"] == "assertion" and finding["function"] == "testWithdraw"
     assert finding["sequence"][-1]["function"] == "testWithdraw(uint256)"
+
+
+@needs_node
+def test_the_projects_medusa_config_is_read(project: Path) -> None:
+    out = project.parent / "out-medusa-config"
+    # No --match-contract: medusa.json's targetContracts names the tester.
+    proc = run_cli("fuzz", ".", "--config", "medusa.json", "--execs", "2000", "--seed", "1",
+                   "--out", str(out), "--quiet", cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        "note: medusa.json: not read (no secant equivalent yet): fuzzing.deployerAddress"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["oracles"] == ["assertion", "property"]
+    assert sorted(f["oracle"] for f in summary["findings"]) == ["assertion", "property"]
+    assert summary["manifest"]["target"]["contract"] == "CryticTester"
+    assert summary["manifest"]["config"]["fuzz"]["max_sequence_length"] == 12

@@ -1,0 +1,107 @@
+"""Medusa's configuration file (``medusa.json``) read as secant's options.
+
+``--config medusa.json`` (any ``.json``) takes the settings that have a secant equivalent
+(:func:`medusa_table`) and gives them as ``secant.toml`` keys would be; the command line
+still wins. Settings that change what is tested but that secant does not apply yet are
+named in a note; those about how Medusa itself runs (workers, logging, compilation,
+coverage reports) are left alone without one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from secant.errors import SecantError
+
+PANIC_FLAGS = {
+    "failOnCompilerInsertedPanic": 0x00, "failOnAssertion": 0x01,
+    "failOnArithmeticUnderflow": 0x11, "failOnDivideByZero": 0x12,
+    "failOnEnumTypeConversionOutOfBounds": 0x21, "failOnIncorrectStorageAccess": 0x22,
+    "failOnPopEmptyArray": 0x31, "failOnOutOfBoundsArrayAccess": 0x32,
+    "failOnAllocateTooMuchMemory": 0x41, "failOnCallUninitializedVariable": 0x51,
+}
+"""Medusa's ``panicCodeConfig`` switches and the Solidity panic code each reports."""
+
+_NOT_APPLIED = ("testLimit", "deployerAddress", "constructorArgs", "targetContractsBalances",
+                "corpusDirectory")
+"""``fuzzing`` settings that change the campaign but have no secant equivalent yet
+(``testLimit`` counts transactions, where ``--execs`` counts test cases)."""
+
+
+class MedusaConfigError(SecantError):
+    """A Medusa configuration file secant cannot read."""
+
+
+def medusa_table(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """The options a Medusa file gives, as a ``secant.toml`` table, and a note on the rest."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MedusaConfigError(f"cannot read {path}: {exc}", "check the file") from None
+    except json.JSONDecodeError as exc:
+        raise MedusaConfigError(f"{path} is not valid JSON: {exc}", "fix the line it names"
+                                ) from None
+    fuzzing = _section(data, "fuzzing", path)
+    testing = _section(fuzzing, "testing", path)
+    table: dict[str, Any] = {}
+    try:
+        if fuzzing.get("timeout"):  # 0: no limit
+            table["time"] = f"{_integer(fuzzing['timeout'])}s"
+        for key, option in (("callSequenceLength", "max-sequence-length"),
+                            ("shrinkLimit", "shrink-limit"),
+                            ("blockNumberDelayMax", "max-block-delay"),
+                            ("blockTimestampDelayMax", "max-time-delay")):
+            if key in fuzzing:
+                table[option] = _integer(fuzzing[key])
+        if fuzzing.get("senderAddresses"):
+            table["sender"] = [str(a) for a in fuzzing["senderAddresses"]]
+        targets = [str(name) for name in fuzzing.get("targetContracts") or []]
+        if targets:
+            # Medusa deploys them in order and calls them all: so do --deploy and the
+            # main contract.
+            table["contract"] = targets[-1]
+            if targets[:-1]:
+                table["deploy"] = targets[:-1]
+    except (TypeError, ValueError) as exc:
+        raise MedusaConfigError(f"{path}: {exc}", "give the setting as Medusa documents it"
+                                ) from None
+    assertion = _section(testing, "assertionTesting", path)
+    prop = _section(testing, "propertyTesting", path)
+    if prop.get("testPrefixes"):
+        table["property-prefix"] = [str(p) for p in prop["testPrefixes"]]
+    if "enabled" in assertion or "enabled" in prop:
+        # Medusa's defaults: both kinds of test on.
+        kinds = [name for name, section in (("assertion", assertion), ("property", prop))
+                 if section.get("enabled", True)]
+        if not kinds:
+            raise MedusaConfigError(f"{path}: neither assertion nor property testing is "
+                                    "enabled", "enable one, or give secant's --oracles")
+        table["oracles"] = ",".join(kinds)
+    panics = _section(assertion, "panicCodeConfig", path)
+    if panics:
+        codes = sorted({0x01} | {code for flag, code in PANIC_FLAGS.items() if panics.get(flag)})
+        table["panic-codes"] = ",".join(f"0x{code:02x}" for code in codes)
+    unread = [f"fuzzing.{key}" for key in _NOT_APPLIED if fuzzing.get(key)]
+    if testing.get("testAllContracts"):
+        unread.append("fuzzing.testing.testAllContracts")
+    notes = [f"{path.name}: not read (no secant equivalent yet): {', '.join(unread)}"
+             ] if unread else []
+    return table, notes
+
+
+def _section(parent: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
+    value = parent.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise MedusaConfigError(f"{path}: {key} must be an object",
+                                "write it as Medusa's own file does")
+    return value
+
+
+def _integer(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{value!r} is not an integer")
+    return value

@@ -1,0 +1,53 @@
+"""``--config medusa.json``: Medusa's settings turned into secant's options."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from secant.cli.medusa_config import MedusaConfigError, medusa_table
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "chimera" / "medusa.json"
+
+
+def write(tmp_path: Path, data: Any) -> Path:
+    path = tmp_path / "medusa.json"
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data)
+    return path
+
+
+def test_the_settings_with_an_equivalent_become_options() -> None:
+    table, notes = medusa_table(FIXTURE)
+    assert table == {
+        "max-sequence-length": 12, "max-block-delay": 60480, "max-time-delay": 604800,
+        "sender": ["0x10000", "0x20000"], "contract": "CryticTester",
+        "property-prefix": ["invariant_", "property_"], "oracles": "assertion,property",
+        "panic-codes": "0x01,0x11"}
+    assert notes == ["medusa.json: not read (no secant equivalent yet): fuzzing.deployerAddress"]
+
+
+def test_target_contracts_deploy_in_order_and_the_last_is_the_main_one(tmp_path: Path
+                                                                       ) -> None:
+    path = write(tmp_path, {"fuzzing": {"targetContracts": ["Token", "Vault"], "timeout": 90,
+                                        "testLimit": 5000, "testing": {
+                                            "propertyTesting": {"enabled": False}}}})
+    table, notes = medusa_table(path)
+    assert table == {"contract": "Vault", "deploy": ["Token"], "time": "90s",
+                     "oracles": "assertion"}
+    assert notes == ["medusa.json: not read (no secant equivalent yet): fuzzing.testLimit"]
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ("{", "is not valid JSON"),
+    ({"fuzzing": []}, "fuzzing must be an object"),
+    ({"fuzzing": {"callSequenceLength": "10"}}, "'10' is not an integer"),
+    ({"fuzzing": {"testing": {"assertionTesting": {"enabled": False},
+                              "propertyTesting": {"enabled": False}}}},
+     "neither assertion nor property testing is enabled"),
+])
+def test_what_cannot_be_read_is_one_error(tmp_path: Path, data: Any, message: str) -> None:
+    with pytest.raises(MedusaConfigError, match=message):
+        medusa_table(write(tmp_path, data))
