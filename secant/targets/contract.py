@@ -217,8 +217,6 @@ class ContractTarget:
             try:
                 observer.start(case, self)
             except Exception as exc:
-                if self.observer_failed is None:
-                    raise
                 self._drop_observer(observer, exc)
         keep = self._boundaries is not None
         if keep and start:
@@ -428,15 +426,17 @@ class ContractTarget:
                 try:
                     observer.after_step(index, case, outcomes[-1], self)
                 except Exception as exc:
-                    if self.observer_failed is None:
-                        raise
                     self._drop_observer(observer, exc)
 
     def _drop_observer(self, observer: StepObserver, error: Exception) -> None:
-        """Stop calling ``observer`` (it raised ``error``) and tell ``observer_failed``."""
+        """Stop calling ``observer`` (it raised ``error``) and tell ``observer_failed``.
+
+        Without ``observer_failed`` the error goes on to the caller.
+        """
+        if self.observer_failed is None:
+            raise error
         # A new list: the caller is iterating over the old one.
         self.step_observers = [other for other in self.step_observers if other is not observer]
-        assert self.observer_failed is not None
         self.observer_failed(observer, error)
 
 
