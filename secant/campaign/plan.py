@@ -159,7 +159,6 @@ def plan(compilations: Sequence[Compilation], selection: Selection,
     is); otherwise the chosen contract is, as a test contract when it is one. Which of the
     two a contract is, ``selection.harness`` says (``is_test_contract``).
     """
-    is_test_contract([], selection.harness)  # a bad style is an error before any work
     contracts = _regex(selection.match_contract, "--match-contract")
     tests = _regex(selection.match_test, "--match-test")
     if project and selection.contract is None and test_contract_names(compilations):
