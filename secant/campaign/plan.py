@@ -8,6 +8,14 @@ any test-named contract under ``--harness foundry``) gives up to two campaigns o
 the state ``setUp()`` leaves: its invariants, over the targets it names, and its fuzz
 tests, one stateless call each. ``--match-contract`` and ``--match-test`` filter test
 contracts and tests by regular expression, as forge does.
+
+A Foundry test contract runs with its project's testing settings
+(``secant.compile.forge_testing``) where the user chose nothing else: ``[invariant]
+depth`` is the longest sequence, its time and block delays bound a transaction's, the
+block starts at the profile's ``block_timestamp`` and ``block_number``,
+``assertions_revert`` says whether a failing ``vm.assert*`` reverts, and with
+``fail_on_assert`` (or non-reverting assertions) an assertion failed in a handler is a
+finding named by the handler.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from secant.chain.blockenv import FORGE_NUMBER, FORGE_TIMESTAMP
 from secant.chain.chain import ChainConfig, TestChain
 from secant.chain.deploy import DeployedContract
 from secant.compile.artifacts import Compilation, CompiledContract
+from secant.compile.forge_testing import ForgeTesting
 from secant.compile.loader import select_contract
 from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle
@@ -86,11 +95,17 @@ class Selection:
     harness: str = "auto"
     """How a contract with test-named functions is run (``HARNESS_STYLES``): guessed from
     its Foundry markers, or as a Foundry test contract, or as an Echidna/Medusa harness."""
+    forge: ForgeTesting = field(default_factory=ForgeTesting)
+    """The project's Foundry testing settings (defaults outside a Foundry project)."""
+    given: frozenset[str] = frozenset()
+    """The options the user set (flags or a config file): those the project's Foundry
+    settings do not override."""
 
     def first_block(self, chain_config: ChainConfig, foundry: bool) -> ChainConfig:
         """``chain_config`` starting at the block this selection asks for."""
-        number, time = (FORGE_NUMBER, FORGE_TIMESTAMP) if foundry else (
-            chain_config.block.number, chain_config.block.timestamp)
+        number, time = ((self.forge.block_number or FORGE_NUMBER,
+                         self.forge.block_timestamp or FORGE_TIMESTAMP) if foundry else
+                        (chain_config.block.number, chain_config.block.timestamp))
         block = replace(chain_config.block,
                         number=number if self.block_number is None else self.block_number,
                         timestamp=time if self.block_time is None else self.block_time)
@@ -246,16 +261,20 @@ def _oracles(selection: Selection, tests: re.Pattern[str] | None
 
 def _filtered(name: str, tests: re.Pattern[str] | None, main_only: bool = False,
               prefixes: Sequence[str] | None = None,
-              panic_codes: frozenset[int] | None = None) -> OracleFactory:
+              panic_codes: frozenset[int] | None = None,
+              forge_assertions: bool = False) -> OracleFactory:
     """A factory of oracle ``name`` keeping the properties and tests ``tests`` matches.
 
     ``main_only`` keeps only the main contract's properties (a Foundry test contract's
-    invariants, not properties its targets happen to have).
+    invariants, not properties its targets happen to have); ``forge_assertions`` makes
+    failed ``vm.assert*`` calls assertion failures.
     """
     def make(chain: TestChain) -> Oracle:
         oracle = build(chain, [name])[0]
         if isinstance(oracle, AssertionOracle) and panic_codes is not None:
             oracle.panic_codes = panic_codes
+        if isinstance(oracle, AssertionOracle) and forge_assertions:
+            oracle.report_forge_assertions()
         if isinstance(oracle, PropertyOracle) and prefixes is not None:
             oracle.use_prefixes(prefixes)
         if isinstance(oracle, PropertyOracle):
@@ -273,7 +292,9 @@ def _foundry_plans(compilations: Sequence[Compilation], name: str, selection: Se
                    chain_config: ChainConfig, config: CampaignConfig,
                    tests: re.Pattern[str] | None) -> list[CampaignPlan]:
     """The invariant and fuzz-test campaigns of one test contract."""
-    chain_config = selection.first_block(chain_config, foundry=True)
+    chain_config = replace(selection.first_block(chain_config, foundry=True),
+                           assertions_revert=selection.forge.assertions_revert)
+    config, applied = _forge_config(selection, config)
     first = set_up(compilations, name, chain_config, selection.senders)
     spare = [first]
 
@@ -290,7 +311,7 @@ def _foundry_plans(compilations: Sequence[Compilation], name: str, selection: Se
         plans.append(CampaignPlan(
             f"{name} invariants", f"{name}-invariants", make_chain, config, specs,
             first.senders, _harness_oracles(selection, tests, invariant_mode=True),
-            list(first.notes)))
+            [*applied, *first.notes]))
     elif chosen_invariants:
         raise SecantError(f"{name} has invariants but no contract to call",
                           "create the system in setUp() or name it with targetContract()")
@@ -312,6 +333,32 @@ def _foundry_plans(compilations: Sequence[Compilation], name: str, selection: Se
     return plans
 
 
+def _forge_config(selection: Selection, config: CampaignConfig
+                  ) -> tuple[CampaignConfig, list[str]]:
+    """``config`` with the project's ``[invariant]`` settings the user left alone; notes.
+
+    A note names each setting taken, and the settings not applied.
+    """
+    forge = selection.forge
+    fuzz = config.fuzz
+    changes: dict[str, Any] = {}
+    for option, value in (("max_sequence_length", forge.depth),
+                          ("max_time_delay", forge.max_time_delay),
+                          ("max_block_delay", forge.max_block_delay)):
+        if value is not None and option not in selection.given:
+            changes[option] = max(value, 1) if option == "max_sequence_length" else value
+    notes = [f"{forge.where}: --{option.replace('_', '-')} {value} (from [invariant])"
+             for option, value in changes.items()]
+    if forge.reports_handler_assertions:
+        why = ("fail_on_assert = true" if forge.fail_on_assert
+               else "assertions_revert = false")
+        notes.append(f"{forge.where}: {why}: a failed assertion in a handler is a finding")
+    if forge.fail_on_revert:
+        notes.append(f"{forge.where}: [invariant] fail_on_revert is not applied: a reverted "
+                     "handler call is not a finding")
+    return replace(config, fuzz=replace(fuzz, **changes)) if changes else config, notes
+
+
 def _specs(targets: Sequence[tuple[DeployedContract, Sequence[Any]]],
            notes: list[str]) -> list[FunctionSpec]:
     return [spec for contract, functions in targets for function in functions
@@ -324,7 +371,8 @@ def _harness_oracles(selection: Selection, tests: re.Pattern[str] | None,
     """Invariant campaigns check invariants and assertions; fuzz-test campaigns, the tests."""
     default = ["property", "assertion"] if invariant_mode else ["fuzz-test"]
     names = list(selection.oracles) if selection.oracles is not None else default
-    return [_filtered(name, tests, main_only=True, panic_codes=selection.panic_codes)
+    return [_filtered(name, tests, main_only=True, panic_codes=selection.panic_codes,
+                      forge_assertions=selection.forge.reports_handler_assertions)
             for name in names]
 
 

@@ -78,7 +78,9 @@ class ChainConfig:
     the block gas limit, capped by the fork). ``unlimited_code_size`` lifts the EIP-170 and
     EIP-3860 size limits, as Ganache's ``allowUnlimitedContractSize`` does. ``seed`` drives
     every generated constructor argument. ``cheatcodes`` installs the Foundry/HEVM
-    cheatcodes (:mod:`secant.chain.cheatcodes`) for every call.
+    cheatcodes (:mod:`secant.chain.cheatcodes`) for every call; ``assertions_revert`` is
+    forge's setting of that name (False: a failing ``vm.assert*`` sets forge's failure flag
+    instead of reverting).
     """
 
     fork: Fork = CANCUN
@@ -93,6 +95,7 @@ class ChainConfig:
     gas_limit: int | None = None
     unlimited_code_size: bool = False
     cheatcodes: bool = True
+    assertions_revert: bool = True
 
 
 @dataclass
@@ -161,7 +164,8 @@ class TestChain:
         self.cheatcodes: Cheatcodes | None = None
         if self.config.cheatcodes:
             self.cheatcodes = Cheatcodes(
-                ArtifactResolver(self.compilations, self._deployer.libraries), self.labels)
+                ArtifactResolver(self.compilations, self._deployer.libraries), self.labels,
+                assertions_revert=self.config.assertions_revert)
             # One byte of code, as forge puts there: Solidity checks that a contract it calls
             # without expecting return data has code (vm.warp(...) would revert otherwise).
             self.state.set_account(HEVM_ADDRESS, code=b"\x00")

@@ -21,6 +21,13 @@ call. ``docs/cheatcodes.md`` lists every supported cheatcode with its semantics;
 * artifacts: ``getCode``, ``deployCode`` through a resolver the chain provides;
 * ``label``/``getLabel`` and the ``assert*`` family (:mod:`secant.chain.assertions`).
 
+A failing ``assert*`` reverts the call, or, with ``assertions_revert`` off (forge's
+``assertions_revert = false``), returns and sets forge's global failure flag
+(:data:`GLOBAL_FAIL_SLOT` of the cheatcode account, which forge-std's ``failed()`` reads).
+Either way it is told to the transaction's inspector as an event of the calling contract at
+the calling instruction, topic :data:`FORGE_ASSERTION_TOPIC` and the message as data: the
+evidence outlives the revert, and the assertion oracle can name the failing handler.
+
 Any other selector raises :class:`~secant.chain.errors.UnsupportedCheatcode` out of the
 transaction: one line naming it (its signature when it is a known Foundry cheatcode).
 Short or malformed call data reverts the call instead. Every cheatcode costs
@@ -56,6 +63,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ASSUME_MARKER",
     "CHEATCODE_GAS",
+    "FORGE_ASSERTION_TOPIC",
+    "GLOBAL_FAIL_SLOT",
     "CONSOLE_ADDRESS",
     "HEVM_ADDRESS",
     "KNOWN_UNSUPPORTED",
@@ -65,6 +74,14 @@ __all__ = [
     "supported_signatures",
     "unsupported_cheatcode",
 ]
+
+FORGE_ASSERTION_TOPIC = int.from_bytes(keccak256(b"secant: vm.assert failed"), "big")
+"""Topic of the event a failing ``vm.assert*`` is recorded as (module docstring): no
+contract can emit it, since no Solidity event has this signature hash."""
+
+GLOBAL_FAIL_SLOT = int.from_bytes(b"failed".ljust(32, b"\0"), "big")
+"""forge's failure flag: this slot of the cheatcode account is set when an assertion fails
+without reverting; forge-std's ``failed()`` reads it."""
 
 ASSUME_MARKER = b"FOUNDRY::ASSUME"
 """The revert data of a failed ``vm.assume`` (forge's own marker, raw bytes)."""
@@ -259,8 +276,13 @@ class Cheatcodes(Interceptor):
     address = HEVM_ADDRESS
 
     def __init__(self, resolver: Callable[[str], bytes] | None = None,
-                 labels: dict[int, str] | None = None) -> None:
+                 labels: dict[int, str] | None = None, assertions_revert: bool = True) -> None:
         self.resolver = resolver
+        # forge's assertions_revert: False makes a failing assert* set the failure flag and
+        # return (module docstring).
+        self.assertions_revert = assertions_revert
+        # Set when an assert* failed without reverting in the current transaction.
+        self.flagged = False
         self.labels: dict[int, str] = {} if labels is None else labels
         self.env: BlockEnv | None = None
         self._pranks: dict[int, _Prank] = {}
@@ -271,6 +293,7 @@ class Cheatcodes(Interceptor):
     def begin_transaction(self) -> None:
         """Forget the previous transaction's pranks, expectations and block change."""
         self.env = None
+        self.flagged = False
         if self.watching:
             self._pranks.clear()
             self._expected = None
@@ -624,8 +647,18 @@ def _settle(expected: _Expectation, kind: int, depth: int, success: bool,
 def _assertion(check: AssertCheck) -> Callable[[Cheatcodes, _Call, Sequence[Any]], bytes]:
     def run(self: Cheatcodes, call: _Call, args: Sequence[Any]) -> bytes:
         failure = check(args)
-        if failure is not None:
+        if failure is None:
+            return b""
+        parent = call.parent
+        inspector = call.evm.inspector
+        if inspector is not None and parent is not None:
+            # The caller's pc is past its CALL (a CALL has no immediate bytes).
+            inspector.on_log(parent, parent.pc - 1, (FORGE_ASSERTION_TOPIC,),
+                             encode(["string"], [failure]))
+        if self.assertions_revert:
             raise _Revert(failure)
+        call.evm.state.set_storage(HEVM_ADDRESS, GLOBAL_FAIL_SLOT, 1)
+        self.flagged = True
         return b""
     return run
 

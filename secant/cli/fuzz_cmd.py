@@ -55,6 +55,7 @@ from secant.files import write_atomic
 if TYPE_CHECKING:
     from secant.campaign.campaign import Campaign
     from secant.campaign.worker import PolicyFactory
+    from secant.compile.forge_testing import ForgeTesting
     from secant.engine.failures import InternalError
     from secant.engine.harvey.policy import InputSpace
     from secant.engine.policy import Policy
@@ -260,6 +261,7 @@ def fuzz_command(
                                                      "--resume OUT")
         path = Path(recorded["path"])
     options = merged_options(ctx, path, config, "fuzz")
+    given = _given(ctx, options)
     options.pop("list_oracles", None)
     options.pop("config", None)
     options["path"] = path
@@ -272,11 +274,33 @@ def fuzz_command(
                 options[name] = value
         options.update(out=resume, force=False)
     try:
-        _fuzz(**options)
+        _fuzz(**options, given=given)
     except (SecantError, typer.Exit):
         raise
     except Exception as exc:
         crash_exit(exc, options["out"])
+
+
+def _forge_testing(path: Path) -> ForgeTesting:
+    """The testing settings of the Foundry project ``path`` is or lies in, or forge's."""
+    from secant.compile.forge_testing import ForgeTesting, read_forge_testing
+    from secant.compile.project import project_of
+
+    project = project_of(path)
+    if project is None or project.kind != "foundry":
+        return ForgeTesting()
+    return read_forge_testing(project.root)
+
+
+def _given(ctx: typer.Context, options: dict[str, Any]) -> frozenset[str]:
+    """The options the user set: on the command line, or in a config file."""
+    chosen = set()
+    for name, value in options.items():
+        source = ctx.get_parameter_source(name)
+        if (source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
+                or value != ctx.params.get(name)):
+            chosen.add(name)
+    return frozenset(chosen)
 
 
 def _fuzz(
@@ -332,6 +356,7 @@ def _fuzz(
     expert_queries: int | None = None,
     dataset: bool = True,
     harness: str = "auto",
+    given: frozenset[str] = frozenset(),
 ) -> None:
     """The fuzz command once its options are settled (flags over secant.toml).
 
@@ -339,6 +364,7 @@ def _fuzz(
     resource limit and the queries per state, and whether to write OUT/dataset.jsonl).
     """
     settled = dict(locals())  # first: the options only, as the manifest records them
+    settled.pop("given")
     from secant.campaign.campaign import Campaign, CampaignConfig, run_share
     from secant.campaign.manifest import describe
     from secant.campaign.output import check_output, prepare_output
@@ -394,8 +420,8 @@ def _fuzz(
         raise SecantError("--execs must be positive", "pass a number of executions")
     if shrink_limit < 0:
         raise SecantError("--shrink-limit must be 0 or more", "use 0 to turn shrinking off")
-    for option, given in (("--block-number", block_number), ("--block-time", block_time)):
-        if given is not None and not 0 <= given < 1 << 64:
+    for option, number in (("--block-number", block_number), ("--block-time", block_time)):
+        if number is not None and not 0 <= number < 1 << 64:
             raise SecantError(f"{option} must be between 0 and 2**64 - 1",
                               f"pass a non-negative {option}")
     max_time = parse_duration(time_budget) if time_budget else (None if execs else 300.0)
@@ -426,7 +452,7 @@ def _fuzz(
                           _panic_codes(panic_codes),
                           _deployments(deploy or [], deploy_arg or []),
                           all_contracts, _senders(sender), block_number, block_time,
-                          harness)
+                          harness, _forge_testing(path), given)
     chain_config = ChainConfig(fork=chosen_fork, seed=seed, balance=balance,
                                unlimited_code_size=unlimited_code_size)
     campaign_config = CampaignConfig(fuzz=config, out=out, prefix_cache=not no_prefix_cache,

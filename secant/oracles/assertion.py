@@ -24,6 +24,19 @@ first: a replay of the case (shrinking) finds the same key. Elsewhere, and witho
 map or an AST, the event keeps the key of its LOG instruction and the assert that of its
 check. The event is recorded when emitted, even when the assert then reverts the call.
 
+A finding names what a person fixes: the handler, the function the failing transaction
+called, as well as the failing check. Its key holds the handler's signature next to the
+site (before the last element, which stays the panic code or ``event``), and its function
+and contract are the handler's (its source is the check's line): a helper shared by many
+handlers (Chimera's ``t``, forge-std's ``assertTrue``) fails as one finding per handler, as
+Echidna's per-function assertion tests do.
+
+A failing forge ``vm.assert*`` is an assertion failure too when the campaign says so
+(:meth:`AssertionOracle.report_forge_assertions`: forge's ``[invariant] fail_on_assert``, or
+``assertions_revert = false``, under which forge marks the test failed): the cheatcode
+records it as an event of the calling contract (``FORGE_ASSERTION_TOPIC``), with forge's
+message, whether or not it then reverted the handler.
+
 Which panics count is a set of codes (``panic_codes``; ``DEFAULT_PANIC_CODES`` unless the
 campaign says otherwise). The checks solc >= 0.8 inserts for inputs are off by default: an
 overflow Panic(0x11), a division by zero (0x12), an enum conversion (0x21), ``pop()`` on an
@@ -40,10 +53,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, NamedTuple
 
-from secant.abi import PANIC_CODES, event_topic
+from secant.abi import PANIC_CODES, decode, event_topic
 from secant.chain.chain import TestChain
+from secant.chain.cheatcodes import FORGE_ASSERTION_TOPIC
 from secant.chain.deploy import DeployedContract
 from secant.compile.srcmap import SourceFile, SourceLocation
 from secant.engine.oracle import Oracle, PostState
@@ -74,6 +88,30 @@ EVENT_NAME = "AssertionFailed"
 
 EVENT_DETAIL = "AssertionFailed event emitted"
 """The detail of an emitted ``AssertionFailed`` event."""
+
+FORGE_ASSERT = "vm.assert"
+"""The last element of a failed ``vm.assert*``'s key (a panic's is its code, an event's
+``event``)."""
+
+
+def handler_key(key: tuple[object, ...], handler: str) -> tuple[object, ...]:
+    """``key`` with the failing transaction's function before its last element."""
+    return (*key[:-1], handler, key[-1])
+
+
+class _Handler(NamedTuple):
+    """The function a failing transaction called: its signature, name and contract."""
+
+    signature: str
+    name: str
+    contract: str | None
+
+
+def _named(finding: Finding, handler: _Handler) -> Finding:
+    """``finding`` named by its handler (its source still says where the check is)."""
+    finding.function = handler.name or finding.function
+    finding.contract = handler.contract or finding.contract
+    return finding
 
 
 def shared_site_key(contract: DeployedContract, location: SourceLocation) -> tuple[object, ...]:
@@ -150,6 +188,7 @@ class AssertionOracle(Oracle):
         self.fork = chain.fork
         self.chain = chain
         self.event_topics = assertion_event_topics(chain)
+        self.forge_assertions = False
         # Events are read only when some contract can emit AssertionFailed.
         self.needs = frozenset({"panics", "logs"} if self.event_topics else {"panics"})
         self._contracts: dict[bytes, DeployedContract] = {}
@@ -177,37 +216,62 @@ class AssertionOracle(Oracle):
         signals = self._events(result)
         if isinstance(result, ContractRun):
             for event, site in self._sites(result):
-                function = site.function or (result.case[-1].function.split("(", 1)[0]
-                                             if result.case else "")
-                signals.append((event.tx, Finding(
+                handler = self._handler(result, event.tx)
+                signals.append((event.tx, _named(Finding(
                     kind=site.kind, swc=site.swc, contract=site.contract.name,
-                    function=function, pc=site.pc, source=site.source, detail=site.detail,
-                    key=site.key, oracle=self.name)))
+                    function=site.function or "", pc=site.pc, source=site.source,
+                    detail=site.detail, key=handler_key(site.key, handler.signature),
+                    oracle=self.name), handler)))
         return one_per_key(signals)
 
+    def _handler(self, result: RunResult, tx: int) -> _Handler:
+        """The function transaction ``tx`` of the run called, and its contract's name."""
+        if not 0 <= tx < len(result.case):
+            return _Handler("", "", None)
+        called = result.case[tx]
+        contract = self.chain.at(called.to) if called.to is not None else self.chain.main
+        return _Handler(called.function, called.function.split("(", 1)[0],
+                        contract.name if contract is not None else None)
+
+    def report_forge_assertions(self) -> None:
+        """Count failed ``vm.assert*`` calls as assertion failures (module docstring)."""
+        self.forge_assertions = True
+        self.needs = frozenset({"panics", "logs"})
+
     def _events(self, result: RunResult) -> list[tuple[int, Finding]]:
-        """A finding per emitted ``AssertionFailed(...)`` event, with its transaction."""
-        if not self.event_topics or not isinstance(result, ContractRun):
+        """A finding per ``AssertionFailed(...)`` event or counted ``vm.assert*`` failure.
+
+        Each comes with its transaction.
+        """
+        if not isinstance(result, ContractRun) or not (self.event_topics
+                                                       or self.forge_assertions):
             return []
         findings = []
         for log in result.logs:
-            if not log.topics or log.topics[0] not in self.event_topics:
+            if not log.topics:
+                continue
+            topic = log.topics[0]
+            forge = topic == FORGE_ASSERTION_TOPIC
+            if not (topic in self.event_topics or forge and self.forge_assertions):
                 continue
             contract = self.chain.at(log.address)
             name = contract.name if contract is not None else f"0x{log.address:040x}"
             location = contract.locate(log.pc) if contract is not None else None
-            tx = result.case[log.tx] if log.tx < len(result.case) else None
-            function = (location.function if location is not None and location.function
-                        else tx.function.split("(", 1)[0] if tx is not None else "")
+            handler = self._handler(result, log.tx)
+            where = location.function if location is not None else None
             source = f"{location.source}:{location.line}" if location is not None else None
-            key: tuple[object, ...] = ("assertion", log.address, log.pc, "event")
-            if (contract is not None and location is not None
+            key: tuple[object, ...] = ("assertion", log.address, log.pc,
+                                       FORGE_ASSERT if forge else "event")
+            detail = EVENT_DETAIL
+            if forge:
+                detail = f"{FORGE_ASSERT} failed: {_message(log.data)}"
+            elif (contract is not None and location is not None
                     and self.shares_line(contract, location)):
                 key = shared_site_key(self._same_code.get(log.address, contract), location)
-            findings.append((log.tx, Finding(
-                kind="assertion", swc="SWC-110", contract=name, function=function, pc=log.pc,
-                source=source, detail=EVENT_DETAIL, key=key, case=result.case[:log.tx + 1],
-                oracle=self.name)))
+            findings.append((log.tx, _named(Finding(
+                kind="assertion", swc="SWC-110", contract=name, function=where or "",
+                pc=log.pc, source=source, detail=detail, key=handler_key(key, handler.signature),
+                case=result.case[:log.tx + 1], oracle=self.name), handler)))
         return findings
 
     def shares_line(self, contract: DeployedContract, location: SourceLocation) -> bool:
@@ -291,6 +355,14 @@ class AssertionOracle(Oracle):
         if fallback is None:
             fallback = event.trail[-1] if event.trail else 0
         return PanicSite(contract, fallback, None, None, event.panic_code)
+
+
+def _message(data: bytes) -> str:
+    """The message a failed ``vm.assert*`` recorded (its event's data, one ABI string)."""
+    try:
+        return str(decode(["string"], data)[0])
+    except Exception:  # eth-abi raises several unrelated types for bad encodings
+        return "assertion failed"
 
 
 def one_per_key(signals: list[tuple[int, Finding]]) -> list[Finding]:

@@ -2,16 +2,18 @@
 
 Such a test is a stateless property: every call starts from the state ``setUp()`` left,
 and the test fails when the call reverts (a failed ``assert*``, a ``require``, a panic),
-except for runs ``vm.assume`` rejected, which are discarded as forge discards them. Only
+except for runs ``vm.assume`` rejected, which are discarded as forge discards them. Under
+forge's ``assertions_revert = false`` a failed ``vm.assert*`` does not revert: the test
+fails all the same (the cheatcode's record of it, an event of the test contract). Only
 the chain's main contract is read for tests: it is the test contract in a fuzz-test
 campaign (``secant.targets.foundry``).
 """
 
 from __future__ import annotations
 
-from secant.abi import decode_revert
+from secant.abi import decode, decode_revert
 from secant.chain.chain import TestChain
-from secant.chain.cheatcodes import is_assume_rejection
+from secant.chain.cheatcodes import FORGE_ASSERTION_TOPIC, is_assume_rejection
 from secant.engine.oracle import Oracle, PostState
 from secant.targets.contract import ContractRun
 from secant.targets.foundry import fuzz_tests
@@ -30,20 +32,31 @@ class FuzzTestOracle(Oracle):
         main = chain.main
         self.contract = main
         self.tests = {f.signature: f for f in fuzz_tests(main)} if main is not None else {}
+        cheats = chain.cheatcodes
+        # Failed assertions that do not revert are read from the run's events.
+        self.flagged_assertions = cheats is not None and not cheats.assertions_revert
+        if self.flagged_assertions:
+            self.needs = frozenset({"logs"})
 
     def check(self, result: RunResult, post: PostState | None) -> list[Finding]:
         """A finding when a transaction calling a fuzz test reverted."""
         if not self.tests or not isinstance(result, ContractRun) or self.contract is None:
             return []
         findings = []
+        flagged = ({log.tx: log.data for log in result.logs
+                    if log.topics and log.topics[0] == FORGE_ASSERTION_TOPIC}
+                   if self.flagged_assertions else {})
         for index, (tx, outcome) in enumerate(zip(result.case, result.outcomes)):
             test = self.tests.get(tx.function) if tx.to is None else None
-            if test is None or outcome.success or outcome.invalid:
+            if test is None or outcome.invalid or outcome.success and index not in flagged:
                 continue
             if is_assume_rejection(outcome.output):
                 continue  # vm.assume rejected the input: discarded, as forge does
-            reason = str(decode_revert(outcome.output)) if outcome.output else (
-                outcome.error or "reverted")
+            if outcome.success:
+                reason = str(decode(["string"], flagged[index])[0])
+            else:
+                reason = str(decode_revert(outcome.output)) if outcome.output else (
+                    outcome.error or "reverted")
             findings.append(Finding(
                 kind="fuzz-test", swc="", contract=self.contract.name, function=test.name,
                 pc=0, source=None, detail=f"{test.name} failed: {reason}",

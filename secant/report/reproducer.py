@@ -60,7 +60,7 @@ from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.evm.instructions.system import create_address
 from secant.files import write_atomic
-from secant.oracles.assertion import EVENT_DETAIL, assertion_event_topics
+from secant.oracles.assertion import EVENT_DETAIL, FORGE_ASSERT, assertion_event_topics
 from secant.oracles.property import Property, find_properties
 from secant.report.solidity import Builder, Inexpressible, checksum
 from secant.targets.contract import ContractTarget
@@ -592,7 +592,9 @@ class _Check:
     def __post_init__(self) -> None:
         self.replayed = len(self.case)
         oracle = self.finding.oracle or self.finding.kind
-        if oracle in ("assertion", "panic") and not checks_event(self.finding):
+        if oracle == "assertion" and self.finding.key[-1] == FORGE_ASSERT:
+            self.final_call = bool(self.case)  # the case ends with the failing call
+        elif oracle in ("assertion", "panic") and not checks_event(self.finding):
             self._panic()
         elif oracle == "fuzz-test":
             self.final_call = bool(self.case)
@@ -640,6 +642,11 @@ class _Check:
         """The assertion after the last transaction."""
         finding = self.finding
         oracle = finding.oracle or finding.kind
+        if oracle == "assertion" and finding.key[-1] == FORGE_ASSERT:
+            return ["        // The last call failed a vm.assert*: forge fails the test, "
+                    "whether the assertion",
+                    "        // reverts the call or sets forge's failure flag "
+                    "(assertions_revert = false)."]
         if oracle in ("assertion", "panic"):
             if checks_event(finding):
                 return ["        _assertNoAssertionFailed(vm.getRecordedLogs());"]

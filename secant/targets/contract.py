@@ -25,6 +25,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 from secant.abi import AbiFunction
 from secant.chain.attackers import attack_calldata
 from secant.chain.chain import TestChain
+from secant.chain.cheatcodes import GLOBAL_FAIL_SLOT, HEVM_ADDRESS
 from secant.chain.deploy import DeployedContract
 from secant.evm.env import BlockEnv
 from secant.evm.transaction import InvalidTransaction
@@ -422,6 +423,12 @@ class ContractTarget:
             else:
                 outcomes.append(TxOutcome(done.success, done.reverted, done.output,
                                           done.gas_used, done.error))
+                cheats = chain.cheatcodes
+                if cheats is not None and cheats.flagged:
+                    # A handler's assertion failed without reverting: it is recorded as the
+                    # handler's (the assertion oracle), so forge's failure flag is cleared
+                    # rather than left to fail every invariant checked after it.
+                    chain.state.set_storage(HEVM_ADDRESS, GLOBAL_FAIL_SLOT, 0)
             for observer in self.step_observers:
                 try:
                     observer.after_step(index, case, outcomes[-1], self)

@@ -43,10 +43,20 @@ HEVM_ADDRESS = 0x7109709ECFA91A80626FF3989D68F67F5B1DD12D
 CONSOLE_ADDRESS = 0x000000000000000000636F6E736F6C652E6C6F67
 """forge-std's console.log address (never a target)."""
 
-_NOT_TARGETS = frozenset({"IS_TEST", "setUp", "afterInvariant", "failed", "excludeArtifacts",
-                          "excludeContracts", "excludeSelectors", "excludeSenders",
-                          "targetArtifacts", "targetArtifactSelectors", "targetContracts",
-                          "targetInterfaces", "targetSelectors", "targetSenders"})
+_NOT_TARGETS = frozenset({"IS_TEST", "setUp", "beforeTestSetup", "afterInvariant", "failed",
+                          "excludeArtifacts", "excludeContracts", "excludeSelectors",
+                          "excludeSenders", "targetArtifacts", "targetArtifactSelectors",
+                          "targetContracts", "targetInterfaces", "targetSelectors",
+                          "targetSenders"})
+_NOT_TARGET_PREFIXES = ("test", "invariant", "statefulFuzz", "fixture", "table")
+"""A test contract that targets itself is not called on its tests, invariants, fixtures and
+table tests (forge's reserved functions): a unit test kept beside the handlers is run by
+forge as a test, not as a handler."""
+
+
+def _reserved(name: str) -> bool:
+    """Whether a test contract's function ``name`` is one of forge's reserved functions."""
+    return name in _NOT_TARGETS or name.startswith(_NOT_TARGET_PREFIXES)
 
 
 class SetUpFailed(SecantError):
@@ -238,7 +248,7 @@ def _targets(chain: TestChain, test: DeployedContract, notes: list[str]
         functions = [f for f in contract.abi.functions
                      if (f.selector in wanted if wanted is not None else not f.read_only)
                      and f.selector not in unwanted
-                     and (contract.address != test.address or f.name not in _NOT_TARGETS)]
+                     and (contract.address != test.address or not _reserved(f.name))]
         if contract.abi.receive is not None and wanted is None:
             functions.append(contract.abi.receive)
         if functions:

@@ -64,12 +64,6 @@ def reported(summary: dict[str, Any], kind: str, name: str) -> bool:
                for f in summary["findings"])
 
 
-_FORGE_SKIPS_HANDLER_ASSERTIONS = pytest.mark.xfail(
-    strict=True, reason="a failing forge-std assertion in a handler reverts the call, and an "
-                        "invariant campaign ignores reverted calls, as forge does by default; "
-                        "forge's [invariant] fail_on_assert is not read yet")
-
-
 @needs_node
 @pytest.mark.parametrize(("entry", "kind", "name", "broken"), [
     ("CryticTester", "property", "invariant_supply_is_sum", True),
@@ -78,8 +72,8 @@ _FORGE_SKIPS_HANDLER_ASSERTIONS = pytest.mark.xfail(
     ("CryticTester", "assertion", "ledger_mint", False),
     ("CryticToFoundry", "property", "invariant_supply_is_sum", True),
     ("CryticToFoundry", "property", "property_balances_within_supply", False),
-    pytest.param("CryticToFoundry", "assertion", "ledger_transfer", True,
-                 marks=_FORGE_SKIPS_HANDLER_ASSERTIONS),
+    # The fixture's foundry.toml: assertions_revert = false, [invariant] fail_on_assert.
+    ("CryticToFoundry", "assertion", "ledger_transfer", True),
     ("CryticToFoundry", "assertion", "ledger_mint", False),
 ])
 def test_each_entry_point_finds_what_is_broken_and_nothing_else(

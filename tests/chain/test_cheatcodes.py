@@ -17,6 +17,8 @@ from secant.chain.artifacts import parse_artifact_name
 from secant.chain.cheatcodes import (
     ASSUME_MARKER,
     CHEATCODE_GAS,
+    FORGE_ASSERTION_TOPIC,
+    GLOBAL_FAIL_SLOT,
     HEVM_ADDRESS,
     KNOWN_UNSUPPORTED,
     SECP256K1_ORDER,
@@ -403,6 +405,28 @@ def test_assertions_through_the_solidity_interface(solc_installed: list[str]) ->
             assert result.success, (function, result.revert)
         else:
             assert message(result) == failure, function
+
+
+@pytest.mark.parametrize("assertions_revert", [True, False])
+def test_a_failed_assertion_is_recorded_and_reverts_only_if_forge_says_so(
+        solc_installed: list[str], assertions_revert: bool) -> None:
+    # forge's assertions_revert = false: the call goes on, forge's failure flag is set.
+    chain = harness_chain(assertions_revert=assertions_revert)
+    target = ContractTarget(chain, recordings=frozenset({"logs"}))
+    harness = chain.contract("Harness")
+    run = target.run((Tx("assertHolds(bool)", (False,), chain.deployer.address),))
+    assert isinstance(run, ContractRun)
+    assert run.outcomes[0].success != assertions_revert
+    recorded = [log for log in run.logs if log.topics == (FORGE_ASSERTION_TOPIC,)]
+    assert [(log.address, decode(["string"], log.data)[0]) for log in recorded] == [
+        (harness.address, "must hold")]
+    # The record names the calling instruction: its source is the harness's assertHolds.
+    location = harness.locate(recorded[0].pc)
+    assert location is not None and location.function == "assertHolds"
+    # The handler's failure is recorded once: the flag does not outlive its transaction.
+    assert chain.state.storage_at(HEVM_ADDRESS, GLOBAL_FAIL_SLOT) == 0
+    held = target.run((Tx("assertHolds(bool)", (True,), chain.deployer.address),))
+    assert held.outcomes[0].success and not held.logs
 
 
 def test_every_forge_std_assertion_overload_is_supported() -> None:

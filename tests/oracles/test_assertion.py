@@ -154,17 +154,39 @@ def test_an_event_and_an_assert_on_one_line_are_one_finding(optimize: bool) -> N
     assert [[(line, detail) for line, detail, _ in each] for each in found] == [
         expected for _, _, expected in SAME_LINE_CASES]
     keys = {(line, detail): key for each in found for line, detail, key in each}
-    # The shared line has the line's key, whichever signals a run shows, ending in "event"
-    # (the reproducer then checks the recorded logs).
+    # The shared line has the line's key, whichever signals a run shows, then the handler
+    # (the function called), ending in "event" (the reproducer then checks the recorded
+    # logs).
     both, conditional = keys["SameLine.sol:10", BOTH], keys["SameLine.sol:32", BOTH]
-    assert both[2:] == ("SameLine.sol:10", "event")
+    assert both[2:] == ("SameLine.sol:10", "both(uint256)", "event")
     assert keys["SameLine.sol:32", EVENT] == conditional
     # Everywhere else the keys are the LOG's and the check's pcs, as before.
     for line, detail in [("SameLine.sol:15", EVENT), ("SameLine.sol:22", EVENT),
                          ("SameLine.sol:16", ASSERT), ("SameLine.sol:27", ASSERT)]:
         key = keys[line, detail]
-        assert isinstance(key[2], int) and key[3] == ("event" if detail == EVENT else 0x01)
+        assert isinstance(key[2], int) and key[-1] == ("event" if detail == EVENT else 0x01)
     assert len(set(keys.values())) == 6  # six sites: lines 10, 15, 16, 22, 27 and 32
+
+
+@needs_node
+def test_a_helper_failed_by_two_handlers_is_two_findings_named_by_the_handlers() -> None:
+    compilations = load([CHECKS.with_name("SharedHelper.sol")])
+    found = findings(compilations, "SharedHelper",
+                     [("deposit(uint256)", 7), ("withdraw(uint256)", 9),
+                      ("deposit(uint256)", 8), ("deposit(uint256)", 7)])
+    assert [[line for line, _, _ in each] for each in found] == [
+        ["SharedHelper.sol:12"], ["SharedHelper.sol:12"], [], ["SharedHelper.sol:12"]]
+    keys = [each[0][2] for each in found if each]
+    # One site, two handlers: two keys; the same handler again: the same key.
+    assert keys[0] != keys[1] and keys[0] == keys[2]
+    assert [key[-2] for key in keys] == ["deposit(uint256)", "withdraw(uint256)",
+                                         "deposit(uint256)"]
+    chain = TestChain.setup(compilations, contract="SharedHelper")
+    oracle = AssertionOracle(chain)
+    run = ContractTarget(chain, frozenset({"panics", "logs"})).run(
+        (Tx("withdraw(uint256)", (9,), chain.sender("user1").address),))
+    [finding] = oracle.check(run)
+    assert (finding.function, finding.detail) == ("withdraw", BOTH)
 
 
 @needs_node
@@ -175,7 +197,8 @@ def test_only_an_assertion_shares_the_line_of_the_event() -> None:
     assert [(line, detail) for line, detail, _ in found] == [
         ("SameLine.sol:37", EVENT),
         ("SameLine.sol:37", "Panic(0x11): arithmetic overflow or underflow")]
-    assert found[0][2][2:] == ("SameLine.sol:37", "event") and found[1][2][3] == 0x11
+    assert found[0][2][2:] == ("SameLine.sol:37", "overflowing(uint8)", "event")
+    assert found[1][2][-1] == 0x11
 
 
 @needs_node
@@ -194,7 +217,7 @@ def test_without_a_source_map_the_signals_keep_their_pcs(tmp_path: Path) -> None
     [found] = findings(load([tmp_path / "SameLine.bin-runtime"]), "SameLine",
                        [("both(uint256)", 1)])
     assert [(line, detail) for line, detail, _ in found] == [(None, EVENT), (None, ASSERT)]
-    assert [key[3] for _, _, key in found] == ["event", 0x01]
+    assert [key[-1] for _, _, key in found] == ["event", 0x01]
     assert all(isinstance(key[2], int) for _, _, key in found)
 
 
