@@ -327,5 +327,21 @@ UNISWAP = Suite(
     ),
 )
 
+# --- 5. Ours: a handler suite whose bug needs four calls -----------------------------------
+
+STAKING = Suite(
+    name="secant-staking",
+    source="this repository: --suite secant-staking=tests/fixtures/staking",
+    expectations="the pool's comment: two stakers, a month's wait and one leaving for good "
+                 "break invariant_pool_holds_every_stake",
+    harnesses=(
+        Harness("StakingInvariants", ".", "StakingInvariants",
+                (Check("invariant_pool_holds_every_stake", INVARIANT, FAILS,
+                       "StakingPool.sol: the loyalty bonus"),),
+                project=True, forge=True, solc="0.8.26",
+                note="deposit, deposit by another actor, wait 30 days, full withdrawal"),
+    ),
+)
+
 SUITES: dict[str, Suite] = {s.name: s for s in (EXERCISES, ECHIDNA_TESTS, MEDUSA_TESTS, WETH,
-                                                UNISWAP)}
+                                                UNISWAP, STAKING)}

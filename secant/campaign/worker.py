@@ -237,11 +237,12 @@ def block_delays(config: FuzzConfig, harness: bool) -> FuzzConfig:
 def input_space(chain: TestChain, specs: Sequence[FunctionSpec],
                 codes: dict[bytes, tuple[DeployedContract, bytes]],
                 senders: Sequence[int] | None = None,
-                block_steps: bool = True) -> InputSpace:
+                block_steps: bool = True, stateful: bool = False) -> InputSpace:
     """What a policy may put in a test case on ``chain`` (see the module docstring).
 
     ``senders`` defaults to the chain's five; without ``block_steps`` transactions never
-    move the block (forge's fuzz tests all run in the set-up block).
+    move the block (forge's fuzz tests all run in the set-up block); ``stateful`` says
+    properties are checked after every transaction (an invariant suite).
     """
     constants: list[int] = []
     for _, code in codes.values():
@@ -257,7 +258,7 @@ def input_space(chain: TestChain, specs: Sequence[FunctionSpec],
     return InputSpace(list(specs), senders, Dictionary(constants, addresses),
                       max_value=min(chain.balance(s) for s in payers),
                       reads_time=block_steps and TIMESTAMP in opcodes,
-                      reads_number=block_steps and NUMBER in opcodes)
+                      reads_number=block_steps and NUMBER in opcodes, stateful=stateful)
 
 
 class _PrefixHints(FuzzListener):
@@ -329,7 +330,12 @@ class Worker:
             self.notes.append("nothing to call: the properties were evaluated on the deployed "
                               "state only")
         self.codes = target_codes(chain)
-        self.space = input_space(chain, specs, self.codes, senders, block_steps)
+        # An invariant suite: a property must hold after every transaction. Optimization
+        # targets alone are searched by the rounds' prediction, which long random
+        # sequences would dilute.
+        stateful = any(getattr(o, "holds_invariants", lambda: False)() for o in watchers)
+        self.space = input_space(chain, specs, self.codes, senders, block_steps,
+                                 stateful=stateful)
         self.directed: DirectedDistance | None = None
         if directed:
             from secant.campaign.directed import DirectedDistance

@@ -160,6 +160,13 @@ class PropertyOracle(Oracle):
         """Whether there is anything to evaluate after transactions."""
         return bool(self.properties)
 
+    def holds_invariants(self) -> bool:
+        """Whether a property must hold after every transaction (not only be maximised).
+
+        The campaign is then an invariant suite, and its sequences grow as such suites need.
+        """
+        return any(p.kind != "optimization" for p in self.properties)
+
     # ------------------------------------------------------------------ target hooks
     def start(self, case: TxSeq, target: ContractTarget) -> None:
         """A run begins: evaluate the deployed state once; settle the last run's failures.

@@ -8,7 +8,10 @@ findings (the state it fakes may be unreachable); when it reaches a path of ``t`
 before, ``t``'s function *demands* longer sequences. Regular mode then mutates the sequence
 before a demanding ``t`` too: two mutations in three are structural
 (``secant.engine.harvey.sequences.SequenceMutator``), and the others may change any transaction.
-Eager mode (configuration D) mutates every sequence structurally and has no probes.
+Eager mode (configuration D) mutates every sequence structurally and has no probes. In an
+invariant suite (``stateful``) demand-driven mode grows every sequence while no function
+demands: a handler that reads the system through calls never shows the probes a demand,
+yet the suite is sequences by nature; once the signal comes, it decides as elsewhere.
 
 After a structural mutation the loop runs one *follow-up*: input-to-state anywhere in the
 new sequence (a value ``SetY(v)`` passed reaches ``Bar``'s ``x == 42`` through storage),
@@ -36,11 +39,13 @@ class DemandDriven:
     """Which sequences grow, the probes that decide it, and the pools they grow from."""
 
     def __init__(self, mode: str, mutator: Mutator, max_length: int,
-                 aggressive_probability: float, caller_slots: bool = True) -> None:
+                 aggressive_probability: float, caller_slots: bool = True,
+                 stateful: bool = False) -> None:
         if mode not in SEQUENCE_MODES:
             raise ValueError(f"unknown sequence mode {mode!r}; choose one of: "
                              f"{', '.join(SEQUENCE_MODES)}")
         self.mode = mode
+        self.stateful = stateful
         self.mutator = mutator
         self.aggressive_probability = aggressive_probability
         self.pools = Pools()
@@ -55,7 +60,8 @@ class DemandDriven:
 
     def grows(self, case: TxSeq) -> bool:
         """Whether a round on ``case`` mutates its structure (regular or eager mode)."""
-        return self.mode == "eager" or (self.mode == "demand" and self.demands(case[-1]))
+        return self.mode == "eager" or (self.mode == "demand" and (
+            self.demands(case[-1]) or self.stateful and not self.demanding))
 
     def wants_probe(self, seed: Seed, rng: random.Random) -> bool:
         """Whether this step of a round on ``seed`` is an aggressive probe.

@@ -25,6 +25,14 @@ Sequences (Harvey §5): ``secant.engine.harvey.demand`` decides which rounds are
 probes and which sequences grow; ``secant.engine.harvey.sequences`` mutates their
 structure. LEARN is ``secant.engine.harvey.prediction``.
 
+Invariant suites (``InputSpace.stateful``: properties are checked after every transaction,
+as forge's invariants and Echidna's properties are) are sequences by nature, and the
+demand signal may never come: a handler reads the system's storage through calls, which
+the aggressive probes cannot override. There every sequence grows while no function
+demands (``DemandDriven.stateful``), and a share of the executions (:data:`RANDOM_RUN_SHARE`) goes
+to random runs of the longest length, each transaction a fresh call or a pooled one, as
+forge and Echidna build every run: the first comes right after RUNSEEDS.
+
 sFuzz's adaptive strategy (``secant.engine.harvey.adaptive``): next to the corpus, the
 closest test case to every just-missed branch; a round picks one of them with probability
 ``adaptive_share`` (by default, as in sFuzz, in proportion to their number among all seeds).
@@ -55,6 +63,10 @@ if TYPE_CHECKING:
 Outcome = tuple[RunResult, Novelty]
 Rounds = Generator[Proposal, Outcome, None]
 
+RANDOM_RUN_SHARE = 0.1
+"""In an invariant suite, the share of executions that are random runs of the longest
+length (module docstring)."""
+
 
 @dataclass
 class InputSpace:
@@ -72,6 +84,9 @@ class InputSpace:
     max_value: int = 10 ** 21
     reads_time: bool = True
     reads_number: bool = True
+    stateful: bool = False
+    """Properties are checked after every transaction (an invariant suite): sequences grow
+    without demand, and random runs of the longest length are tried (module docstring)."""
 
 
 @dataclass
@@ -123,7 +138,9 @@ class HarveyPolicy(Policy):
         self.schedule = self._schedule or make_schedule(config.schedule)
         self.sequences = DemandDriven(config.sequences, self.mutator,
                                       config.max_sequence_length,
-                                      config.aggressive_probability, config.caller_slots)
+                                      config.aggressive_probability, config.caller_slots,
+                                      stateful=self.space.stateful)
+        self.random_runs = 0  # executions spent on random runs (invariant suites)
         self.predictor = Predictor(self.mutator, fuzzer.coverage, fuzzer.sstore_target,
                                    config.predict_iterations, self.rng,
                                    self.harvey.prediction)
@@ -213,9 +230,23 @@ class HarveyPolicy(Policy):
                         return
                     yield Proposal((self.mutator.random_tx(spec, self.rng),), "init")
                 continue
+            yield from self._random_runs()
             if self.concolic is not None and self.adaptive is not None and self.concolic_on:
                 yield from self._concolic(self.concolic, self.adaptive)
             yield from self._round()
+
+    def _random_runs(self) -> Rounds:
+        """In an invariant suite, random runs of the longest length up to their share."""
+        fuzzer = self.fuzzer
+        if not self.space.stateful or self.sequences.mode == "off":
+            return
+        length = self.config.max_sequence_length
+        while (self.random_runs <= RANDOM_RUN_SHARE * fuzzer.stats.execs
+               and not fuzzer.exhausted()):
+            fresh = self.sequences.sequence_mutator.fresh_tx
+            case = tuple(fresh(self.rng) for _ in range(length))
+            self.random_runs += 1
+            yield Proposal(case, "random")
 
     def _concolic(self, stage: ConcolicStage, adaptive: AdaptiveSeeds) -> Rounds:
         """Between rounds, while its share allows: solved cases for just-missed sides.
