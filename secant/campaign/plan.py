@@ -262,12 +262,13 @@ def _oracles(selection: Selection, tests: re.Pattern[str] | None
 def _filtered(name: str, tests: re.Pattern[str] | None, main_only: bool = False,
               prefixes: Sequence[str] | None = None,
               panic_codes: frozenset[int] | None = None,
-              forge_assertions: bool = False) -> OracleFactory:
+              forge_assertions: bool = False, fail_on_revert: bool = False) -> OracleFactory:
     """A factory of oracle ``name`` keeping the properties and tests ``tests`` matches.
 
     ``main_only`` keeps only the main contract's properties (a Foundry test contract's
     invariants, not properties its targets happen to have); ``forge_assertions`` makes
-    failed ``vm.assert*`` calls assertion failures.
+    failed ``vm.assert*`` calls assertion failures; ``fail_on_revert`` makes every reverted
+    call a finding of the fuzz-test oracle (forge's ``fail_on_revert``).
     """
     def make(chain: TestChain) -> Oracle:
         oracle = build(chain, [name])[0]
@@ -282,6 +283,8 @@ def _filtered(name: str, tests: re.Pattern[str] | None, main_only: bool = False,
             oracle.properties = [p for p in oracle.properties
                                  if (not main_only or p.contract.address == main)
                                  and (tests is None or tests.search(p.name))]
+        if fail_on_revert and isinstance(oracle, FuzzTestOracle):
+            oracle.fail_on_revert()
         if tests is not None and isinstance(oracle, FuzzTestOracle):
             oracle.tests = {s: f for s, f in oracle.tests.items() if tests.search(f.name)}
         return oracle
@@ -354,8 +357,8 @@ def _forge_config(selection: Selection, config: CampaignConfig
                else "assertions_revert = false")
         notes.append(f"{forge.where}: {why}: a failed assertion in a handler is a finding")
     if forge.fail_on_revert:
-        notes.append(f"{forge.where}: [invariant] fail_on_revert is not applied: a reverted "
-                     "handler call is not a finding")
+        notes.append(f"{forge.where}: fail_on_revert = true: a reverted handler call is a "
+                     "finding")
     return replace(config, fuzz=replace(fuzz, **changes)) if changes else config, notes
 
 
@@ -370,9 +373,12 @@ def _harness_oracles(selection: Selection, tests: re.Pattern[str] | None,
                      invariant_mode: bool) -> list[OracleFactory]:
     """Invariant campaigns check invariants and assertions; fuzz-test campaigns, the tests."""
     default = ["property", "assertion"] if invariant_mode else ["fuzz-test"]
+    if invariant_mode and selection.forge.fail_on_revert:
+        default.append("fuzz-test")
     names = list(selection.oracles) if selection.oracles is not None else default
     return [_filtered(name, tests, main_only=True, panic_codes=selection.panic_codes,
-                      forge_assertions=selection.forge.reports_handler_assertions)
+                      forge_assertions=selection.forge.reports_handler_assertions,
+                      fail_on_revert=invariant_mode and selection.forge.fail_on_revert)
             for name in names]
 
 

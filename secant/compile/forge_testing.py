@@ -32,8 +32,9 @@ from secant.compile.errors import InputError
 
 __all__ = ["ForgeTesting", "read_forge_testing"]
 
-_INVARIANT_KEYS = {"depth": int, "runs": int, "fail_on_revert": bool, "fail_on_assert": bool,
-                   "max_time_delay": int, "max_block_delay": int, "timeout": int}
+_INVARIANT_KEYS = {"depth": int, "runs": int, "fail_on_revert": bool,
+                   "fail_on_assert": bool, "max_time_delay": int, "max_block_delay": int,
+                   "timeout": int}
 """The ``[invariant]`` keys taken, with their types."""
 
 _PROFILE_KEYS = {"assertions_revert": bool, "legacy_assertions": bool,

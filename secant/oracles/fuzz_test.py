@@ -4,7 +4,9 @@ Such a test is a stateless property: every call starts from the state ``setUp()`
 and the test fails when the call reverts (a failed ``assert*``, a ``require``, a panic),
 except for runs ``vm.assume`` rejected, which are discarded as forge discards them. Under
 forge's ``assertions_revert = false`` a failed ``vm.assert*`` does not revert: the test
-fails all the same (the cheatcode's record of it, an event of the test contract). Only
+fails all the same (the cheatcode's record of it, an event of the test contract). Under
+forge's ``[invariant] fail_on_revert`` (:meth:`FuzzTestOracle.fail_on_revert`) an invariant
+campaign's handler calls are held to the same rule: a call that reverts is a finding. Only
 the chain's main contract is read for tests: it is the test contract in a fuzz-test
 campaign (``secant.targets.foundry``).
 """
@@ -32,15 +34,25 @@ class FuzzTestOracle(Oracle):
         main = chain.main
         self.contract = main
         self.tests = {f.signature: f for f in fuzz_tests(main)} if main is not None else {}
+        # forge's fail_on_revert: every call of an invariant campaign must not revert.
+        self.handlers = False
         cheats = chain.cheatcodes
         # Failed assertions that do not revert are read from the run's events.
         self.flagged_assertions = cheats is not None and not cheats.assertions_revert
         if self.flagged_assertions:
             self.needs = frozenset({"logs"})
 
+    def fail_on_revert(self) -> None:
+        """Hold every call to the rule, handlers included (forge's ``fail_on_revert``)."""
+        self.handlers = True
+
     def check(self, result: RunResult, post: PostState | None) -> list[Finding]:
-        """A finding when a transaction calling a fuzz test reverted."""
-        if not self.tests or not isinstance(result, ContractRun) or self.contract is None:
+        """A finding when a transaction calling a fuzz test (or a handler) reverted."""
+        if not isinstance(result, ContractRun) or self.contract is None:
+            return []
+        if self.handlers:
+            return self._reverted_handlers(result)
+        if not self.tests:
             return []
         findings = []
         flagged = ({log.tx: log.data for log in result.logs
@@ -63,3 +75,19 @@ class FuzzTestOracle(Oracle):
                 key=(self.name, self.contract.address, test.signature),
                 case=result.case[:index + 1], oracle=self.name))
         return findings
+
+    def _reverted_handlers(self, result: ContractRun) -> list[Finding]:
+        """A finding for the first call of the run that reverted (fail_on_revert)."""
+        for index, (tx, outcome) in enumerate(zip(result.case, result.outcomes)):
+            if outcome.success or outcome.invalid or is_assume_rejection(outcome.output):
+                continue
+            name = tx.function.split("(", 1)[0]
+            reason = str(decode_revert(outcome.output)) if outcome.output else (
+                outcome.error or "reverted")
+            return [Finding(
+                kind="revert", swc="", contract=self.contract.name if self.contract else "",
+                function=name, pc=0, source=None,
+                detail=f"{name} reverted (fail_on_revert): {reason}",
+                key=(self.name, "revert", tx.to, tx.function),
+                case=result.case[:index + 1], oracle=self.name)]
+        return []

@@ -11,6 +11,7 @@ from secant.campaign.campaign import Campaign, CampaignConfig
 from secant.campaign.plan import CampaignPlan, Selection, plan
 from secant.chain.chain import ChainConfig
 from secant.compile import Compilation, load
+from secant.compile.forge_testing import ForgeTesting
 from secant.engine.fuzzer import FuzzConfig
 from tests.compile.conftest import needs_node
 
@@ -54,6 +55,25 @@ def test_a_foundry_test_contract_runs_its_invariants_and_fuzz_tests() -> None:
     assert finding["function"] == "testFuzz_skim_is_zero_after_deposit"
     assert "the dead amount" in finding["detail"]
     assert finding["sequence"][0]["args"] == [0xDEAD]
+
+
+@needs_node
+def test_foundrys_settings_shape_the_invariant_campaign() -> None:
+    forge = ForgeTesting(depth=3, max_time_delay=60, fail_on_revert=True, where="foundry.toml")
+    invariant, _ = plans("foundry_style/VaultInvariants.t.sol", 300, forge=forge)
+    assert (invariant.config.fuzz.max_sequence_length,
+            invariant.config.fuzz.max_time_delay) == (3, 60)
+    assert any("fail_on_revert" in note for note in invariant.notes)
+    # An option the user set wins over the project's.
+    [chosen, _] = plans("foundry_style/VaultInvariants.t.sol", 300, forge=forge,
+                        given=frozenset({"max_sequence_length"}))
+    assert chosen.config.fuzz.max_sequence_length == 16
+    # fail_on_revert: a reverted handler call (withdrawing more than one holds) is a finding.
+    summary = run(invariant)
+    reverts = [f for f in summary["findings"] if f["kind"] == "revert"]
+    assert reverts and all("reverted (fail_on_revert)" in f["detail"] for f in reverts)
+    assert {f["function"] for f in reverts} <= {"deposit", "withdraw"}
+    assert max(len(f["sequence"]) for f in summary["findings"]) <= 3
 
 
 @needs_node
