@@ -6,7 +6,9 @@ compiled with the project's remappings and compiler settings (:mod:`secant.compi
 command-line choices overriding them (:func:`compile_options_for`). Files whose pragmas no
 single compiler satisfies are split into groups, one compiler run (one
 :class:`Compilation`) each: a greedy cover takes the version that satisfies the most files
-left, the newest among equals, so a project usually compiles in one run.
+left, the newest among equals, so a project usually compiles in one run. A group whose
+sources exceed what solc-js compiles at once (:data:`JOB_BUDGET`) is compiled in several
+jobs of files that import much the same (:func:`pack_roots`), one compilation each.
 
 Build artifacts are read instead when nothing on the command line asks for other settings
 and they are up to date: a build-info that holds the sources' texts must hold them as they
@@ -19,13 +21,20 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+import sys
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from secant.compile.artifacts import Compilation
 from secant.compile.config import FOUNDRY_CONFIG, Project, find_project_root, read_project
-from secant.compile.errors import InputError, NoDeployableContract, PragmaUnsatisfiable
+from secant.compile.errors import (
+    CompilationFailed,
+    CompilerUnavailable,
+    InputError,
+    NoDeployableContract,
+    PragmaUnsatisfiable,
+)
 from secant.compile.evm_versions import canonical_evm_version
 from secant.compile.foundry import forge_build, load_foundry
 from secant.compile.hardhat import load_hardhat
@@ -39,6 +48,22 @@ _CHECKOUT_SLACK = 2.0
 """Seconds a source may look newer than the artifacts: one checkout writes both at once."""
 _DEFINES_CONTRACT_RE = re.compile(
     r"\b(?:contract|interface|library)\s+[A-Za-z_$][\w$]*\s*(?:is\b|\{)")
+
+JOB_BUDGET = 1_000_000
+"""Bytes of source text (the closure of its roots) one solc-js compile job may hold.
+
+solc-js copies its standard-JSON input onto the WebAssembly stack (4 bytes a character, of
+5 MiB) and stops with "memory access out of bounds" past about 1.2 MB of sources (measured
+on solc 0.8.20 and 0.8.28); the rest of the stack is left to the compiler itself.
+"""
+
+HEAP_JOB_BUDGET = 2_000_000
+"""The budget of a job for compilers from 0.6 on, whose large inputs secant's driver puts on
+the heap (``solc_driver.js``): the stack no longer limits them, their memory and time do
+(a 3.1 MB project in one job took 5 min and 2.2 GB, then failed writing its output; in jobs
+of 2 MB it compiled)."""
+
+_HEAP_FROM: Version = (0, 6, 0)
 
 
 def project_of(path: Path) -> Project | None:
@@ -225,12 +250,141 @@ def _without_broken_extras(project: Project, sources: SourceSet, own: set[str],
     return sources.subset(kept)
 
 
+def pack_roots(closures: Mapping[str, Collection[str]], sizes: Mapping[str, int],
+               budget: int = JOB_BUDGET) -> list[list[str]]:
+    """Split roots into compile jobs whose sources stay within ``budget`` bytes.
+
+    ``closures`` gives each root the units solc must be given to compile it (itself and its
+    imports), ``sizes`` each unit's bytes. When all fit together they make one job, in
+    their order. Otherwise first fit, largest closure first (then by name): a root joins
+    the first job its closure adds nothing to or keeps within the budget, else starts one,
+    so files importing the same libraries end up together and each library is counted once
+    a job. A root larger than the budget gets a job of its own, which only roots it wholly
+    contains join. Each job lists its roots in the order of ``closures``.
+    """
+    def weight(units: Iterable[str]) -> int:
+        return sum(sizes.get(unit, 0) for unit in units)
+
+    if not closures:
+        return []
+    if weight(set().union(*closures.values())) <= budget:
+        return [list(closures)]
+    members: list[list[str]] = []
+    held: list[set[str]] = []
+    totals: list[int] = []
+    for root in sorted(closures, key=lambda name: (-weight(set(closures[name])), name)):
+        needed = set(closures[root])
+        for index, units in enumerate(held):
+            extra = weight(needed - units)
+            if needed <= units or totals[index] + extra <= budget:
+                members[index].append(root)
+                units |= needed
+                totals[index] += extra
+                break
+        else:
+            members.append([root])
+            held.append(needed)
+            totals.append(weight(needed))
+    order = {name: index for index, name in enumerate(closures)}
+    return [sorted(roots, key=order.__getitem__) for roots in members]
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One compiler run of a project: its root files, the options, the size of its input."""
+
+    roots: list[str]
+    options: CompileOptions
+    files: int
+    size: int
+    largest: str | None = None
+    """The root with the most imports when the job is over the budget, else None."""
+
+
+def _jobs(sources: SourceSet, names: list[str], options: CompileOptions,
+          manager: SolcManager, budget: int | None) -> list[_Job]:
+    """The compile jobs of one version group (one job when its sources fit the budget).
+
+    ``budget`` None: the compiler's own (:data:`JOB_BUDGET`, or :data:`HEAP_JOB_BUDGET`).
+    """
+    whole = sources.closure(names)
+    if sources.size(whole) <= (JOB_BUDGET if budget is None else budget):
+        return [_Job(names, options, len(whole), sources.size(whole))]
+    pragma, where = sources.pragma(whole)
+    kind, version = manager.select(pragma, options.solc_version, where)
+    if kind == "native":  # the limit is solc-js's own
+        return [_Job(names, options, len(whole), sources.size(whole))]
+    if budget is None:
+        budget = HEAP_JOB_BUDGET if version >= _HEAP_FROM else JOB_BUDGET
+        if sources.size(whole) <= budget:
+            return [_Job(names, options, len(whole), sources.size(whole))]
+    # Every job of the group gets the compiler the whole group would have had: a job's
+    # own pragmas may allow a newer one.
+    pinned = replace(options, solc_version=format_version(version))
+    closures = {name: sources.closure([name]) for name in names}
+    jobs = []
+    for roots in pack_roots(closures, {n: u.size for n, u in sources.units.items()}, budget):
+        units = sources.closure(roots)
+        size = sources.size(units)
+        largest = max(roots, key=lambda r: (sources.size(closures[r]), r)) \
+            if size > budget else None
+        jobs.append(_Job(roots, pinned, len(units), size, largest))
+    return jobs
+
+
+def _too_large(job: _Job, error: CompilationFailed | CompilerUnavailable) -> CompilationFailed:
+    """The error of a job over the budget that solc-js could not compile."""
+    megabytes = job.size / 1e6
+    return CompilationFailed(
+        f"{job.largest} and its imports total {megabytes:.1f} MB, more than solc-js can "
+        f"compile in one job ({error.message})",
+        f"put a native solc {job.options.solc_version} on PATH (or name it in SECANT_SOLC): "
+        "it has no such limit")
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _run_jobs(jobs: list[_Job], sources: SourceSet, manager: SolcManager, own: set[str],
+              origin: str, what: str, progress: Callable[[str], None]) -> list[Compilation]:
+    """The compilations of ``jobs``, those compiling the project's own files first."""
+    jobs = sorted(jobs, key=lambda job: not own.intersection(job.roots))
+    done: dict[int, Compilation] = {}
+    # Jobs over the budget run first: when solc-js cannot take one, it says so at once.
+    ordered = sorted(enumerate(jobs), key=lambda item: item[1].largest is None)
+    for number, (place, job) in enumerate(ordered, 1):
+        head = f"compiling {number}/{len(jobs)}: {job.files} files, {job.size / 1e6:.1f} MB"
+        announce = None if len(jobs) == 1 else \
+            lambda label, head=head: progress(f"{head} ({label})")
+        try:
+            done[place] = compile_sources(sources.subset(job.roots), manager, job.options,
+                                          [n for n in job.roots if n in own] or job.roots,
+                                          origin, what, announce)
+        except NoDeployableContract:
+            continue  # files of free functions, structs or constants only
+        except (CompilationFailed, CompilerUnavailable) as error:
+            # solc-js fails internally (no diagnostics) on inputs too large for it.
+            if job.largest is None or isinstance(error, CompilationFailed) and error.errors:
+                raise
+            raise _too_large(job, error) from None
+    return [done[place] for place in sorted(done)]
+
+
 def compile_project(project: Project, options: CompileOptions, manager: SolcManager,
-                    files: Sequence[Path] | None = None) -> list[Compilation]:
-    """Compile every source file of ``project`` from source (one compilation per group).
+                    files: Sequence[Path] | None = None, budget: int | None = None,
+                    progress: Callable[[str], None] = _to_stderr) -> list[Compilation]:
+    """Compile every source file of ``project`` from source (one compilation per job).
 
     ``options`` are the command line's choices; the project's settings fill in the rest.
-    Groups holding the project's own contracts come first.
+    Each version group is one job, or, when its sources exceed ``budget`` bytes (default:
+    the compiler's, :data:`JOB_BUDGET` or :data:`HEAP_JOB_BUDGET`) and solc-js compiles
+    them, several (:func:`pack_roots`); jobs
+    holding the project's own contracts come first. A file that several jobs import is
+    compiled in each, so its contracts appear in each of their compilations, with the same
+    code; callers look contracts up compilation by compilation and take the first, so a
+    name defined in two files resolves within the first job that compiles either.
+    With more than one job, ``progress`` (default: stderr) gets a line before each.
     """
     checked = check_options(options)
     effective = checked.with_settings(project.settings)
@@ -260,26 +414,21 @@ def compile_project(project: Project, options: CompileOptions, manager: SolcMana
                 f"no compiler of {project.config_file} ({', '.join(project.solc_versions)}) "
                 f"satisfies the pragmas of {', '.join(plan[-1][1])}",
                 f"add a matching version to solidity.compilers in {project.config_file}")
-    plan.sort(key=lambda item: not own.intersection(item[1]))
     what = f"the {project.label} {root}"
-    results: list[Compilation] = []
-    for version, names in plan:
-        group = effective if version is None else \
-            replace(effective, solc_version=format_version(version))
-        try:
-            results.append(compile_sources(sources.subset(names), manager, group,
-                                           [n for n in names if n in own] or names,
-                                           project.kind, what))
-        except NoDeployableContract:
-            continue  # files of free functions, structs or constants only
-        except PragmaUnsatisfiable as error:
-            if checked.solc_version is None and project.settings.solc_version is not None:
-                raise PragmaUnsatisfiable(
-                    f"{error.message} (the version {project.settings.solc_version} set in "
-                    f"{project.config_file})",
-                    f"change the solc version in {project.config_file} or pass "
-                    "--solc-version") from None
-            raise
+    try:
+        jobs = [job for version, names in plan
+                for job in _jobs(sources, names, effective if version is None else
+                                 replace(effective, solc_version=format_version(version)),
+                                 manager, budget)]
+        results = _run_jobs(jobs, sources, manager, own, project.kind, what, progress)
+    except PragmaUnsatisfiable as error:
+        if checked.solc_version is None and project.settings.solc_version is not None:
+            raise PragmaUnsatisfiable(
+                f"{error.message} (the version {project.settings.solc_version} set in "
+                f"{project.config_file})",
+                f"change the solc version in {project.config_file} or pass "
+                "--solc-version") from None
+        raise
     if not results:
         raise NoDeployableContract(f"{what} defines no contract",
                                    "add a contract to its source folders")

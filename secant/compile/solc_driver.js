@@ -3,7 +3,8 @@
 // Usage: node solc_driver.js <directory of the npm "solc" package>
 // Protocol (line-delimited, UTF-8): every line this driver writes for secant starts with
 // MARK; anything else on stdout (e.g. emscripten chatter) is ignored by the reader.
-//   -> {"ready": true, "version": "<long version>"}      once, after loading the compiler
+//   -> {"ready": true, "version": "<long version>", "heap": bool}   once, after loading
+//      the compiler; "heap": inputs of any size are taken (see HEAP_INPUT)
 //   <- {"id": N, "input": {standard-JSON input}, "roots": ["dir", ...]}   one per line
 //   -> {"id": N, "output": {standard-JSON output}}   or   {"id": N, "error": "message"}
 // Imports missing from the input are read from disk relative to each of "roots" in turn.
@@ -27,6 +28,34 @@ try {
   process.exit(3);
 }
 const version = solc.version();
+// The emscripten module under the wrapper (the same instance: node caches modules by path).
+let soljson = null;
+try {
+  soljson = require(path.join(process.argv[2], 'soljson.js'));
+} catch (e) {
+  soljson = null;
+}
+// solc-js's own call copies the input onto the WebAssembly stack (5 MiB, up to 4 bytes a
+// character): past about 1.2 MB of sources it fails with "memory access out of bounds".
+// Above HEAP_INPUT bytes the input goes on the heap instead, where it may be any size, for
+// the compilers that export the allocator (0.6 and later). Such an input is compiled with
+// no import callback: secant sends every source inline, and a missing one is then an error
+// in the output, as it is when the callback finds nothing.
+const HEAP_INPUT = 512 * 1024;
+const heapInput = Boolean(soljson && soljson._solidity_compile && soljson._solidity_alloc &&
+                          soljson.stringToUTF8 && soljson.lengthBytesUTF8 && soljson.UTF8ToString);
+
+function compileOnHeap(input) {
+  const size = soljson.lengthBytesUTF8(input) + 1;
+  const pointer = soljson._solidity_alloc(size);
+  try {
+    soljson.stringToUTF8(input, pointer, size);
+    return soljson.UTF8ToString(soljson._solidity_compile(pointer, 0, 0));
+  } finally {
+    if (soljson._solidity_free) soljson._solidity_free(pointer);
+    if (soljson._solidity_reset) soljson._solidity_reset();
+  }
+}
 // solc-js 0.4.x wrappers take the import callback as a bare function; later ones as
 // {import: fn}. compileStandardWrapper also translates for compilers without standard JSON.
 const legacyCallback = /^0\.4\./.test(version);
@@ -46,7 +75,7 @@ function importReader(roots) {
   };
 }
 
-send({ ready: true, version: version });
+send({ ready: true, version: version, heap: heapInput });
 
 const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
 rl.on('line', (line) => {
@@ -61,7 +90,8 @@ rl.on('line', (line) => {
   try {
     const reader = importReader(request.roots || []);
     const input = typeof request.input === 'string' ? request.input : JSON.stringify(request.input);
-    const output = legacyCallback ? compileFn(input, reader) : compileFn(input, { import: reader });
+    const output = heapInput && input.length > HEAP_INPUT ? compileOnHeap(input)
+      : legacyCallback ? compileFn(input, reader) : compileFn(input, { import: reader });
     // Raw newlines in JSON text can only be whitespace between tokens.
     process.stdout.write(
       MARK + '{"id":' + JSON.stringify(request.id) + ',"output":' + output.replace(/[\r\n]+/g, ' ') + '}\n'

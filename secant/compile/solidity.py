@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -111,11 +111,13 @@ def gather(files: list[Path], options: CompileOptions) -> SourceSet:
 
 def compile_sources(sources: SourceSet, manager: SolcManager, options: CompileOptions,
                     roots: Sequence[str] | None = None, origin: str = "solc",
-                    what: str | None = None) -> Compilation:
+                    what: str | None = None,
+                    announce: Callable[[str], None] | None = None) -> Compilation:
     """Compile a gathered source set with the version its pragmas (or options) call for.
 
     ``roots`` (default: the set's roots) are the units whose contracts are the input's own;
-    ``what`` names the input in error messages (default: the roots).
+    ``what`` names the input in error messages (default: the roots). ``announce`` is told
+    the compiler chosen (e.g. ``solc 0.8.28``) before it runs (or the cache answers).
     """
     pragma, where = sources.pragma()
     kind, version = manager.select(pragma, options.solc_version, where)
@@ -125,6 +127,8 @@ def compile_sources(sources: SourceSet, manager: SolcManager, options: CompileOp
     output = cache.get(key)
     compiler = manager.get(kind, version)
     label = f"solc {format_version(version)}" + (" (native)" if kind == "native" else "")
+    if announce is not None:
+        announce(label)
     if output is None:
         output = compiler.compile(std_input, sources.search_roots())
         failed = any(e.get("severity") == "error" for e in output.get("errors", []) or [])

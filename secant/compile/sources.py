@@ -92,6 +92,11 @@ class SourceUnit:
     path: Path
     content: str
 
+    @functools.cached_property
+    def size(self) -> int:
+        """Bytes of the text in UTF-8 (what a compile job's size limit counts)."""
+        return len(self.content.encode("utf-8"))
+
 
 @dataclass
 class SourceSet:
@@ -133,6 +138,11 @@ class SourceSet:
             seen[name] = None
             stack.extend(n for n in self.imports.get(name, ()) if n in self.units)
         return list(seen)
+
+    def size(self, names: Iterable[str] | None = None) -> int:
+        """Bytes of the units' texts: every unit's, or those of ``names`` (units of the set)."""
+        chosen = self.units if names is None else dict.fromkeys(names)
+        return sum(self.units[n].size for n in chosen if n in self.units)
 
     def missing(self, names: Iterable[str]) -> list[str]:
         """Imports of ``names`` (and of what they import) that no file was found for."""
