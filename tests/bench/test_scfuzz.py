@@ -1,0 +1,65 @@
+"""bench/scfuzz.py: how it counts scfuzzbench's bugs, without running a campaign."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def bench_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("secant_bench_scfuzz",
+                                                  ROOT / "bench" / "scfuzz.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+SCFUZZ = bench_module()
+
+KNOWN = {"targets": [
+    {"target_id": "drips",
+     "canaries": [{"id": "assertion-canary", "aliases": [{"event": "assert_canary"}]},
+                  {"id": "invariant-canary", "aliases": [{"event": "invariant_canary"}]}],
+     "known_bugs": [{"id": "squeeze", "aliases": [{"event": "testSqueezableAmountCantBeUndone"},
+                                                 {"event": "testSqueezeA"}]}]},
+    {"target_id": "other", "canaries": [], "known_bugs": []}]}
+
+
+def test_checks_are_counted_by_scfuzzbench_names() -> None:
+    canonical = SCFUZZ.canonical
+    assert canonical("assert_canary_ASSERTION_CANARY") == "assert_canary"
+    assert canonical("iSpoke_withdraw_ASSERTION_WITHDRAW_DOS(uint256)") == "iSpoke_withdraw"
+    assert canonical("invariant_canary()") == "invariant_canary"
+    canaries, bugs = SCFUZZ.expected(KNOWN, "drips")
+    assert canaries == {"assert_canary": "assertion-canary",
+                        "invariant_canary": "invariant-canary"}
+    assert bugs == {"testSqueezableAmountCantBeUndone": "squeeze", "testSqueezeA": "squeeze"}
+    assert SCFUZZ.expected(KNOWN, "missing") == ({}, {})
+
+
+def test_forge_failures_are_timed_from_its_event_lines() -> None:
+    lines = ["Compiling 3 files", json.dumps({"timestamp": 1010, "event": "failure",
+                                              "invariant": "invariant_canary"}),
+             json.dumps({"timestamp": 1030, "event": "failure",
+                         "invariant": "invariant_canary"}),
+             json.dumps({"timestamp": 1042, "event": "progress"}), "{not json"]
+    assert SCFUZZ.forge_events("\n".join(lines), 1000.0) == {"invariant_canary": 10.0}
+
+
+def test_the_table_shows_times_and_what_was_missed() -> None:
+    run = SCFUZZ.Run("secant", [], compile_s=12.0, execs=6000, fuzz_s=600.0,
+                     branches="10/20", found={"assert_canary": 3.2, "invariant_canary": 41.0,
+                                              "testSqueezeA": None, "echidna_x": 9.0})
+    text = SCFUZZ.table([("drips", run)], KNOWN)
+    row = text.splitlines()[-1]
+    assert "| 12.0 s | 10 | 10/20 |" in row
+    assert "assert_canary 3.2 s, invariant_canary 41 s" in row
+    assert "testSqueezableAmountCantBeUndone -, testSqueezeA yes" in row
+    assert row.endswith("| 1: echidna_x |")
