@@ -33,7 +33,11 @@ Per target and tool, one campaign of ``--seconds``:
     environment, ``invariant.timeout`` T divided among the contract's invariant tests (forge
     runs each in a campaign of its own; with ``-j 1`` they take T together),
     ``invariant.runs`` out of reach and shrinking off. The times of failures are read from
-    the failure events forge prints as JSON lines while it runs.
+    the failure events forge prints as JSON lines while it runs (else a failed test's
+    duration: forge stops a test at its failure, or, with ``continuous_run``, once all of
+    the contract's invariants are broken). A failed assertion in a handler fails whichever
+    invariant forge checks next: it is counted by the handler, the counterexample's last
+    call.
 
 What counts as a bug, as scfuzzbench counts it: a broken property counts by its function
 name (``invariant_canary``); a failed assertion by its handler, with the
@@ -221,19 +225,38 @@ def run_forge(root: Path, work: Path, seconds: int, seed: int, forge: Path) -> R
     if results is None:
         run.error = first_line(err or out)
         return run
-    run.found = dict(forge_events(out, start))
+    # forge prints its failure events on stderr as it goes, its results on stdout.
+    events = forge_events(err + "\n" + out, start)
     for suite in results.values():
         for name, test in suite.get("test_results", {}).items():
             kind = (test.get("kind") or {}).get("Invariant") or {}
-            run.execs += int(kind.get("calls", 0) or 0)
-            duration = test.get("duration")
-            run.fuzz_s += _forge_seconds(duration)
+            metrics = kind.get("metrics") or {}
+            run.execs += int(kind.get("calls", 0) or 0) or sum(
+                int(m.get("calls", 0) or 0) for m in metrics.values() if isinstance(m, dict))
+            seconds = _forge_seconds(test.get("duration"))
+            run.fuzz_s += seconds
             if test.get("status") == "Failure":
-                run.found.setdefault(canonical(name), None)
-                reason = str(test.get("reason") or "")
-                for handler in re.findall(r"(\w+_ASSERTION_\w+)", reason):
-                    run.found.setdefault(canonical(handler), None)
+                # forge stops a test at its failure: the test's time is the time to it.
+                failed = failing_check(name, str(test.get("reason") or ""),
+                                       test.get("counterexample"))
+                run.found.setdefault(failed, events.get(canonical(name), seconds))
     return run
+
+
+def failing_check(test: str, reason: str, counterexample: Any) -> str:
+    """What a failed forge invariant test found, by scfuzzbench's name.
+
+    A failed assertion in a handler (a panic, a ``vm.assert*``: the reason says
+    ``assert``) is the handler's, the last call of the counterexample; anything else is
+    the invariant's.
+    """
+    calls: list[Any] = []
+    sequence = counterexample.get("Sequence") if isinstance(counterexample, dict) else None
+    for item in sequence or []:
+        calls.extend(item if isinstance(item, list) else [item])
+    if "assert" in reason.lower() and calls and isinstance(calls[-1], dict):
+        return canonical(str(calls[-1].get("func_name") or test))
+    return canonical(test)
 
 
 def _forge_seconds(value: Any) -> float:

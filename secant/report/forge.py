@@ -26,6 +26,18 @@ SOLC_WRAPPER = r"""#!{node}
 // solc's command line as forge calls it (--version, --standard-json on stdin), answered by
 // solc-js {version}. Written by secant (secant/report/forge.py).
 const solc = require({package});
+// The same emscripten module the wrapper uses: a large input goes on its heap, not on the
+// 5 MiB stack solc-js's own call copies it onto (secant/compile/solc_driver.js says why).
+const soljson = require(require('path').join({package}, 'soljson.js'));
+function compile(input) {{
+  if (input.length <= 512 * 1024 || !soljson._solidity_alloc || !soljson._solidity_compile) {{
+    return solc.compile(input);
+  }}
+  const size = soljson.lengthBytesUTF8(input) + 1;
+  const pointer = soljson._solidity_alloc(size);
+  soljson.stringToUTF8(input, pointer, size);
+  return soljson.UTF8ToString(soljson._solidity_compile(pointer, 0, 0));
+}}
 const args = process.argv.slice(2);
 if (args.includes('--version')) {{
   const match = solc.version().match(/^(\d+\.\d+\.\d+)(?:.*?commit\.([0-9a-f]+))?/);
@@ -35,7 +47,7 @@ if (args.includes('--version')) {{
   const chunks = [];
   process.stdin.on('data', (chunk) => chunks.push(chunk));
   process.stdin.on('end', () => {{
-    process.stdout.write(solc.compile(Buffer.concat(chunks).toString('utf8')));
+    process.stdout.write(compile(Buffer.concat(chunks).toString('utf8')));
   }});
 }} else {{
   process.stderr.write('this solc answers --version and --standard-json only\n');

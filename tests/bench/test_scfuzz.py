@@ -63,3 +63,13 @@ def test_the_table_shows_times_and_what_was_missed() -> None:
     assert "assert_canary 3.2 s, invariant_canary 41 s" in row
     assert "testSqueezableAmountCantBeUndone -, testSqueezeA yes" in row
     assert row.endswith("| 1: echidna_x |")
+
+
+def test_a_forge_failure_is_named_by_the_handler_when_an_assertion_failed() -> None:
+    sequence = {"Sequence": [[{"func_name": "deposit"},
+                              {"func_name": "assert_canary_ASSERTION_CANARY"}]]}
+    check = SCFUZZ.failing_check
+    assert check("invariant_noop()", "panic: assertion failed (0x01)", sequence) == \
+        "assert_canary"
+    assert check("invariant_canary()", "Canary invariant", sequence) == "invariant_canary"
+    assert check("invariant_noop()", "!!! canary assertion", None) == "invariant_noop"
