@@ -186,8 +186,9 @@ def plan(compilations: Sequence[Compilation], selection: Selection,
         plans: list[CampaignPlan] = []
         skipped: list[str] = []
         for name in names:
-            if not is_test_contract(_contract(compilations, name).abi.functions,
-                                    selection.harness):
+            abi = _contract(compilations, name).abi
+            if not is_test_contract(abi.functions, selection.harness,
+                                    abi.constructor is not None):
                 plans.extend(_system_plans(compilations, replace(selection, contract=name),
                                            chain_config, config, tests))
                 continue
@@ -205,7 +206,8 @@ def plan(compilations: Sequence[Compilation], selection: Selection,
             plans[0].notes.extend(f"skipped {note}" for note in skipped)
         return plans
     _, chosen = select_contract(list(compilations), selection.contract)
-    if is_test_contract(chosen.abi.functions, selection.harness) and selection.args is None:
+    if is_test_contract(chosen.abi.functions, selection.harness,
+                        chosen.abi.constructor is not None) and selection.args is None:
         return _foundry_plans(compilations, chosen.name, selection, chain_config, config,
                               tests)
     return _system_plans(compilations, selection, chain_config, config, tests)

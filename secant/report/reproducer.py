@@ -200,7 +200,8 @@ class _Writer:
         chain.reset()
         self.main = chain.main
         assert self.main is not None
-        self.foundry = is_test_contract(self.main.abi.functions)
+        self.foundry = is_test_contract(self.main.abi.functions,
+                                        constructs=self.main.abi.constructor is not None)
         self.target = ContractTarget(chain, frozenset())
         taken: set[str] = set()
         for sender in chain.senders:

@@ -77,18 +77,22 @@ def forge_named(functions: Sequence[AbiFunction]) -> bool:
     return any(f.name.startswith(("test", "invariant")) for f in functions)
 
 
-def is_test_contract(functions: Sequence[AbiFunction], style: str = "auto") -> bool:
+def is_test_contract(functions: Sequence[AbiFunction], style: str = "auto",
+                     constructs: bool = False) -> bool:
     """Whether an ABI is a Foundry test contract's rather than a harness's.
 
     A test contract is run with ``setUp()``, its invariants over the targets it names and
     its fuzz tests; a harness is fuzzed itself.
 
-    ``auto``: forge-named functions (:func:`forge_named`) and a Foundry marker, forge-std's
-    ``IS_TEST()`` or a ``setUp()``. forge itself asks for the names only, but Echidna and
-    Medusa harnesses use the same names for their properties and handlers without either
-    marker: those are run as harnesses (a handler that inherits forge-std's Test and has
-    no test-named function is not a test contract either). ``foundry`` and ``echidna``
-    (``--harness``) override the guess for a contract with forge-named functions.
+    ``auto``: forge-named functions (:func:`forge_named`) and a Foundry marker: a
+    ``setUp()``, or forge-std's ``IS_TEST()`` in a contract that declares no constructor
+    (``constructs``). forge itself asks for the names only, but Echidna and Medusa
+    harnesses use the same names for their properties and handlers, and build their system
+    in their constructor, not in ``setUp()``, even when they inherit forge-std's ``Test``
+    for its helpers (Chimera's ``CryticTester``: ``constructor() { setup(); }``): those are
+    run as harnesses (a handler that inherits forge-std's Test and has no test-named
+    function is not a test contract either). ``foundry`` and ``echidna`` (``--harness``)
+    override the guess for a contract with forge-named functions.
     """
     if style not in HARNESS_STYLES:
         raise SecantError(f"unknown harness style {style!r}",
@@ -97,7 +101,8 @@ def is_test_contract(functions: Sequence[AbiFunction], style: str = "auto") -> b
         return False
     if style == "foundry":
         return True
-    return any(f.name in ("IS_TEST", "setUp") and not f.inputs for f in functions)
+    names = {f.name for f in functions if not f.inputs}
+    return "setUp" in names or ("IS_TEST" in names and not constructs)
 
 
 def fuzz_tests(contract: DeployedContract) -> list[AbiFunction]:

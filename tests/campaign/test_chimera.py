@@ -109,6 +109,9 @@ def _abi(*names: str) -> list[AbiFunction]:
     # A Foundry test contract: setUp(), or forge-std's IS_TEST().
     (("setUp", "testDeposit"), "auto", True),
     (("IS_TEST", "invariant_solvent"), "auto", True),
+    # A CryticTester that inherits forge-std's Test builds its system in its constructor.
+    (("IS_TEST", "invariant_solvent", "constructor"), "auto", False),
+    (("setUp", "IS_TEST", "invariant_solvent", "constructor"), "auto", True),
     # A handler that inherits forge-std's Test has no test to run.
     (("IS_TEST", "deposit"), "auto", False),
     # --harness overrides the guess, for a contract forge would run.
@@ -118,8 +121,8 @@ def _abi(*names: str) -> list[AbiFunction]:
 ])
 def test_test_contracts_are_told_from_harnesses(names: tuple[str, ...], style: str,
                                                 test_contract: bool) -> None:
-    functions = _abi(*names)
-    assert is_test_contract(functions, style) == test_contract
+    functions = _abi(*(n for n in names if n != "constructor"))
+    assert is_test_contract(functions, style, "constructor" in names) == test_contract
     assert forge_named(functions) == any(n.startswith(("test", "invariant")) for n in names)
 
 
