@@ -37,7 +37,7 @@ Per target and tool, one campaign of ``--seconds``:
     duration: forge stops a test at its failure, or, with ``continuous_run``, once all of
     the contract's invariants are broken). A failed assertion in a handler fails whichever
     invariant forge checks next: it is counted by the handler, the counterexample's last
-    call.
+    call. forge's output is kept in ``OUT/forge-ID/forge-test.log``.
 
 What counts as a bug, as scfuzzbench counts it: a broken property counts by its function
 name (``invariant_canary``); a failed assertion by its handler, with the
@@ -221,6 +221,7 @@ def run_forge(root: Path, work: Path, seconds: int, seed: int, forge: Path) -> R
         return run
     start = time.time()
     code, out, err, run.wall_s = execute(run.command, work, env, timeout=3 * seconds + 1800)
+    (work / "forge-test.log").write_text(err + "\n" + out, encoding="utf-8")
     results = forge_json(out)
     if results is None:
         run.error = first_line(err or out)

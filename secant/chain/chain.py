@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from secant.abi import AbiFunction, RevertReason, decode_revert
@@ -96,6 +96,13 @@ class ChainConfig:
     unlimited_code_size: bool = False
     cheatcodes: bool = True
     assertions_revert: bool = True
+
+
+SETUP_GAS = 1 << 30
+"""The gas of a set-up transaction (a deployment, a test contract's ``setUp()``): forge's
+default gas limit. A harness's constructor may deploy a whole system, more than a block's 30
+million gas holds (Superform v2 periphery's CryticTester needs more); the fuzzed
+transactions keep the block's limit."""
 
 
 @dataclass
@@ -310,11 +317,27 @@ class TestChain:
         """The code at ``address``."""
         return self.state.code(address)
 
+    def transact_setup(self, sender: int, to: int | None, data: bytes, value: int = 0,
+                       inspector: Inspector | None = None) -> TxResult:
+        """A set-up transaction (a deployment, ``setUp()``) with :data:`SETUP_GAS`.
+
+        The block's gas limit is raised to it for that transaction only (the fork's cap on a
+        transaction's gas, where there is one, still holds).
+        """
+        cap = self.fork.tx_gas_limit_cap
+        gas = min(SETUP_GAS, cap) if cap else SETUP_GAS
+        limit = self.blocks.current.gas_limit
+        self.blocks.current = replace(self.blocks.current, gas_limit=max(limit, gas))
+        try:
+            return self.transact(sender, to, data, value, gas_limit=gas, inspector=inspector)
+        finally:
+            self.blocks.current = replace(self.blocks.current, gas_limit=limit)
+
     def transact_raw(self, sender: int, to: int | None, data: bytes, value: int,
                      inspector: Inspector | None = None) -> TxResult:
         """Run a deployment transaction; an invalid one raises ``DeploymentFailed``."""
         try:
-            return self.transact(sender, to, data, value, inspector=inspector)
+            return self.transact_setup(sender, to, data, value, inspector=inspector)
         except InvalidTransaction as exc:
             hint = ("pass --unlimited-code-size (ChainConfig.unlimited_code_size)"
                     if "large" in str(exc)

@@ -143,8 +143,8 @@ def set_up(compilations: Sequence[Compilation], contract: str | None,
     if setup is not None:
         recorder = TraceRecorder({"accounts"})
         recorder.begin_tx(0)
-        done = chain.transact(chain.deployer.address, test.address,
-                              function_selector("setUp()"), inspector=recorder)
+        done = chain.transact_setup(chain.deployer.address, test.address,
+                                    function_selector("setUp()"), inspector=recorder)
         if not done.success:
             raise SetUpFailed(f"{test.name}.setUp() reverted"
                               f"{': ' + _reason(done.output) if done.output else ''}",
