@@ -188,7 +188,7 @@ def plan(compilations: Sequence[Compilation], selection: Selection,
         for name in names:
             abi = _contract(compilations, name).abi
             if not is_test_contract(abi.functions, selection.harness,
-                                    abi.constructor is not None):
+                                    abi.constructor is not None, name):
                 plans.extend(_system_plans(compilations, replace(selection, contract=name),
                                            chain_config, config, tests))
                 continue
@@ -207,7 +207,8 @@ def plan(compilations: Sequence[Compilation], selection: Selection,
         return plans
     _, chosen = select_contract(list(compilations), selection.contract)
     if is_test_contract(chosen.abi.functions, selection.harness,
-                        chosen.abi.constructor is not None) and selection.args is None:
+                        chosen.abi.constructor is not None,
+                        chosen.name) and selection.args is None:
         return _foundry_plans(compilations, chosen.name, selection, chain_config, config,
                               tests)
     return _system_plans(compilations, selection, chain_config, config, tests)

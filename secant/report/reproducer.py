@@ -201,7 +201,8 @@ class _Writer:
         self.main = chain.main
         assert self.main is not None
         self.foundry = is_test_contract(self.main.abi.functions,
-                                        constructs=self.main.abi.constructor is not None)
+                                        constructs=self.main.abi.constructor is not None,
+                                        name=self.main.name)
         self.target = ContractTarget(chain, frozenset())
         taken: set[str] = set()
         for sender in chain.senders:

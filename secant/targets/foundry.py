@@ -77,8 +77,13 @@ def forge_named(functions: Sequence[AbiFunction]) -> bool:
     return any(f.name.startswith(("test", "invariant")) for f in functions)
 
 
+CHIMERA_HARNESS = "CryticTester"
+"""The name of the Echidna/Medusa entry point in Recon's Chimera layout: a harness, even
+when a base it shares with ``CryticToFoundry`` declares ``setUp()``."""
+
+
 def is_test_contract(functions: Sequence[AbiFunction], style: str = "auto",
-                     constructs: bool = False) -> bool:
+                     constructs: bool = False, name: str = "") -> bool:
     """Whether an ABI is a Foundry test contract's rather than a harness's.
 
     A test contract is run with ``setUp()``, its invariants over the targets it names and
@@ -91,8 +96,10 @@ def is_test_contract(functions: Sequence[AbiFunction], style: str = "auto",
     in their constructor, not in ``setUp()``, even when they inherit forge-std's ``Test``
     for its helpers (Chimera's ``CryticTester``: ``constructor() { setup(); }``): those are
     run as harnesses (a handler that inherits forge-std's Test and has no test-named
-    function is not a test contract either). ``foundry`` and ``echidna`` (``--harness``)
-    override the guess for a contract with forge-named functions.
+    function is not a test contract either), and so is a contract called ``CryticTester``
+    (``name``; :data:`CHIMERA_HARNESS`), whatever its bases declare. ``foundry`` and
+    ``echidna`` (``--harness``) override the guess for a contract with forge-named
+    functions.
     """
     if style not in HARNESS_STYLES:
         raise SecantError(f"unknown harness style {style!r}",
@@ -101,6 +108,8 @@ def is_test_contract(functions: Sequence[AbiFunction], style: str = "auto",
         return False
     if style == "foundry":
         return True
+    if name == CHIMERA_HARNESS:
+        return False
     names = {f.name for f in functions if not f.inputs}
     return "setUp" in names or ("IS_TEST" in names and not constructs)
 

@@ -112,6 +112,9 @@ def _abi(*names: str) -> list[AbiFunction]:
     # A CryticTester that inherits forge-std's Test builds its system in its constructor.
     (("IS_TEST", "invariant_solvent", "constructor"), "auto", False),
     (("setUp", "IS_TEST", "invariant_solvent", "constructor"), "auto", True),
+    # Chimera's Echidna/Medusa entry point, whatever its bases declare.
+    (("setUp", "IS_TEST", "invariant_solvent", "CryticTester"), "auto", False),
+    (("setUp", "invariant_solvent", "CryticTester"), "foundry", True),
     # A handler that inherits forge-std's Test has no test to run.
     (("IS_TEST", "deposit"), "auto", False),
     # --harness overrides the guess, for a contract forge would run.
@@ -121,8 +124,9 @@ def _abi(*names: str) -> list[AbiFunction]:
 ])
 def test_test_contracts_are_told_from_harnesses(names: tuple[str, ...], style: str,
                                                 test_contract: bool) -> None:
-    functions = _abi(*(n for n in names if n != "constructor"))
-    assert is_test_contract(functions, style, "constructor" in names) == test_contract
+    functions = _abi(*(n for n in names if n not in ("constructor", "CryticTester")))
+    name = "CryticTester" if "CryticTester" in names else "Handlers"
+    assert is_test_contract(functions, style, "constructor" in names, name) == test_contract
     assert forge_named(functions) == any(n.startswith(("test", "invariant")) for n in names)
 
 
