@@ -65,6 +65,7 @@ __all__ = [
     "CHEATCODE_GAS",
     "FORGE_ASSERTION_TOPIC",
     "GLOBAL_FAIL_SLOT",
+    "forge_assertion_message",
     "CONSOLE_ADDRESS",
     "HEVM_ADDRESS",
     "KNOWN_UNSUPPORTED",
@@ -102,6 +103,14 @@ DUMMY_CALL_OUTPUT = bytes(8192)
 
 _ERROR_SELECTOR = bytes.fromhex("08c379a0")
 _MAX_UINT64 = (1 << 64) - 1
+
+
+def forge_assertion_message(data: bytes) -> str:
+    """The message of a failed ``vm.assert*`` from its recorded event's data."""
+    try:
+        return str(decode(["string"], data)[0])
+    except Exception:  # eth-abi raises several unrelated types for bad encodings
+        return "assertion failed"
 
 
 def is_assume_rejection(output: bytes) -> bool:

@@ -55,9 +55,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 
-from secant.abi import PANIC_CODES, decode, event_topic
+from secant.abi import PANIC_CODES, event_topic
 from secant.chain.chain import TestChain
-from secant.chain.cheatcodes import FORGE_ASSERTION_TOPIC
+from secant.chain.cheatcodes import FORGE_ASSERTION_TOPIC, forge_assertion_message
 from secant.chain.deploy import DeployedContract
 from secant.compile.srcmap import SourceFile, SourceLocation
 from secant.engine.oracle import Oracle, PostState
@@ -105,13 +105,6 @@ class _Handler(NamedTuple):
     signature: str
     name: str
     contract: str | None
-
-
-def _named(finding: Finding, handler: _Handler) -> Finding:
-    """``finding`` named by its handler (its source still says where the check is)."""
-    finding.function = handler.name or finding.function
-    finding.contract = handler.contract or finding.contract
-    return finding
 
 
 def shared_site_key(contract: DeployedContract, location: SourceLocation) -> tuple[object, ...]:
@@ -217,11 +210,12 @@ class AssertionOracle(Oracle):
         if isinstance(result, ContractRun):
             for event, site in self._sites(result):
                 handler = self._handler(result, event.tx)
-                signals.append((event.tx, _named(Finding(
-                    kind=site.kind, swc=site.swc, contract=site.contract.name,
-                    function=site.function or "", pc=site.pc, source=site.source,
-                    detail=site.detail, key=handler_key(site.key, handler.signature),
-                    oracle=self.name), handler)))
+                signals.append((event.tx, Finding(
+                    kind=site.kind, swc=site.swc,
+                    contract=handler.contract or site.contract.name,
+                    function=handler.name or site.function or "", pc=site.pc,
+                    source=site.source, detail=site.detail,
+                    key=handler_key(site.key, handler.signature), oracle=self.name)))
         return one_per_key(signals)
 
     def _handler(self, result: RunResult, tx: int) -> _Handler:
@@ -264,14 +258,15 @@ class AssertionOracle(Oracle):
                                        FORGE_ASSERT if forge else "event")
             detail = EVENT_DETAIL
             if forge:
-                detail = f"{FORGE_ASSERT} failed: {_message(log.data)}"
+                detail = f"{FORGE_ASSERT} failed: {forge_assertion_message(log.data)}"
             elif (contract is not None and location is not None
                     and self.shares_line(contract, location)):
                 key = shared_site_key(self._same_code.get(log.address, contract), location)
-            findings.append((log.tx, _named(Finding(
-                kind="assertion", swc="SWC-110", contract=name, function=where or "",
-                pc=log.pc, source=source, detail=detail, key=handler_key(key, handler.signature),
-                case=result.case[:log.tx + 1], oracle=self.name), handler)))
+            findings.append((log.tx, Finding(
+                kind="assertion", swc="SWC-110", contract=handler.contract or name,
+                function=handler.name or where or "", pc=log.pc, source=source,
+                detail=detail, key=handler_key(key, handler.signature),
+                case=result.case[:log.tx + 1], oracle=self.name)))
         return findings
 
     def shares_line(self, contract: DeployedContract, location: SourceLocation) -> bool:
@@ -355,14 +350,6 @@ class AssertionOracle(Oracle):
         if fallback is None:
             fallback = event.trail[-1] if event.trail else 0
         return PanicSite(contract, fallback, None, None, event.panic_code)
-
-
-def _message(data: bytes) -> str:
-    """The message a failed ``vm.assert*`` recorded (its event's data, one ABI string)."""
-    try:
-        return str(decode(["string"], data)[0])
-    except Exception:  # eth-abi raises several unrelated types for bad encodings
-        return "assertion failed"
 
 
 def one_per_key(signals: list[tuple[int, Finding]]) -> list[Finding]:

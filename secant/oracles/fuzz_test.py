@@ -13,9 +13,13 @@ campaign (``secant.targets.foundry``).
 
 from __future__ import annotations
 
-from secant.abi import decode, decode_revert
+from secant.abi import decode_revert
 from secant.chain.chain import TestChain
-from secant.chain.cheatcodes import FORGE_ASSERTION_TOPIC, is_assume_rejection
+from secant.chain.cheatcodes import (
+    FORGE_ASSERTION_TOPIC,
+    forge_assertion_message,
+    is_assume_rejection,
+)
 from secant.engine.oracle import Oracle, PostState
 from secant.targets.contract import ContractRun
 from secant.targets.foundry import fuzz_tests
@@ -65,7 +69,7 @@ class FuzzTestOracle(Oracle):
             if is_assume_rejection(outcome.output):
                 continue  # vm.assume rejected the input: discarded, as forge does
             if outcome.success:
-                reason = str(decode(["string"], flagged[index])[0])
+                reason = forge_assertion_message(flagged[index])
             else:
                 reason = str(decode_revert(outcome.output)) if outcome.output else (
                     outcome.error or "reverted")
