@@ -39,6 +39,7 @@ import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from secant.compile.artifacts import Compilation, CompiledContract
 from secant.compile.semver import parse_version
@@ -386,6 +387,29 @@ def checks_arithmetic(compiler: str) -> bool:
         return True  # not solc (Vyper checks its arithmetic), or unknown: no silent wraps
 
 
+# The operations of a compilation that may wrap, by (start, length, file): by whether the
+# compiler checks its arithmetic. One walk of the ASTs per compilation, however many of its
+# contracts are asked about (a harness's system is dozens of contracts of one compilation).
+_OPS: WeakKeyDictionary[Compilation, dict[bool, dict[tuple[int, int, int], ArithOp]]] = (
+    WeakKeyDictionary())
+
+
+def _compilation_ops(compilation: Compilation, checked: bool
+                     ) -> dict[tuple[int, int, int], ArithOp]:
+    """The operations of every source of ``compilation`` that may wrap silently."""
+    cached = _OPS.setdefault(compilation, {})
+    found = cached.get(checked)
+    if found is None:
+        found = cached[checked] = {}
+        builtin = not any(declares_checks(source.ast)
+                          for source in compilation.sources.values())
+        for source in compilation.sources.values():
+            for op in arithmetic_ops(source.ast, builtin):
+                if not checked or (op.unchecked and not op.library):
+                    found[(op.start, op.length, op.file)] = op
+    return found
+
+
 def wrapping_sites(compilation: Compilation, contract: CompiledContract,
                    runtime: bool = True) -> dict[int, ArithSite]:
     """The pcs of ``contract``'s code computing an operation that may wrap silently.
@@ -397,12 +421,7 @@ def wrapping_sites(compilation: Compilation, contract: CompiledContract,
     if contract.language != "Solidity":
         return {}
     checked = checks_arithmetic(contract.compiler or compilation.compiler)
-    by_range: dict[tuple[int, int, int], ArithOp] = {}
-    builtin = not any(declares_checks(source.ast) for source in compilation.sources.values())
-    for source in compilation.sources.values():
-        for op in arithmetic_ops(source.ast, builtin):
-            if not checked or (op.unchecked and not op.library):
-                by_range[(op.start, op.length, op.file)] = op
+    by_range = _compilation_ops(compilation, checked)
     if not by_range:
         return {}
     mapper = compilation.mapper(contract, runtime)
