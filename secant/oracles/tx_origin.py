@@ -24,7 +24,9 @@ remembered paths, each with only checks already reported, is not replayed. An ow
 keeps changing state through checks already reported no longer costs a replay a run.
 And a static look (``secant.oracles.static_labels.origin_guards``) finds every JUMPI of
 the targets whose condition may test a comparison of tx.origin: code without one needs no
-recording, and once all are reported no run is replayed.
+recording, and once all are reported no run is replayed. Where that look gives up (large
+code), a run that ran no block holding an ORIGIN instruction is not replayed either: the
+labels start there, and every run starts from the deployed state without any.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from secant.chain.chain import TestChain
+from secant.evm.analysis import analyze, code_end
 from secant.evm.crypto import keccak256
 from secant.evm.opcodes import CALL, CALLCODE, CREATE, CREATE2, ORIGIN, SELFDESTRUCT, SSTORE
 from secant.oracles.flows import FlowOracle, code_opcodes
@@ -39,7 +42,7 @@ from secant.oracles.rated import ether, function_name
 from secant.oracles.static_labels import origin_guards
 from secant.targets.contract import ContractRun
 from secant.targets.taint import ORIGIN_CHECK, Dataflow, FlowSink
-from secant.types import Finding
+from secant.types import BlockSet, Finding
 
 _VERDICT_LIMIT = 1 << 16  # transaction paths remembered (then forgotten at once)
 
@@ -85,6 +88,11 @@ class TxOriginOracle(FlowOracle):
                               creates or self.delegates_unknown())
         self.guards = (None if found is None
                        else frozenset(guard for guard in found if guard[0] in mine))
+        # The blocks that read tx.origin, by code: a run that ran none of them cannot have
+        # compared it (the labels start at the ORIGIN instruction, and every run starts
+        # from the deployed state without any), whatever the static look could tell.
+        self._origin_blocks = {code_hash: _origin_blocks(chain, code, code_hash)
+                               for code_hash, code in every.items()}
         return self.guards is None or bool(self.guards)
 
     def candidate(self, result: ContractRun) -> bool:
@@ -94,6 +102,8 @@ class TxOriginOracle(FlowOracle):
         """
         self._pending = None
         if self.guards is not None and self.guards <= self.reported:
+            return False
+        if not self._read_origin(result):
             return False
         changing = self._changing(result)
         if not changing:
@@ -105,6 +115,24 @@ class TxOriginOracle(FlowOracle):
             return False
         self._pending = (result, paths)
         return True
+
+    def _read_origin(self, result: ContractRun) -> bool:
+        """Whether the run may have read tx.origin.
+
+        It did if it ran a block that reads it, and may have if it ran code the oracle does
+        not know (created on the way).
+        """
+        known = self._origin_blocks
+        blocks = result.blocks
+        by_code = blocks.by_code if isinstance(blocks, BlockSet) else BlockSet(blocks).by_code
+        for code_hash, starts in by_code.items():
+            reading = known.get(code_hash)
+            if reading is None:
+                if starts:
+                    return True
+            elif not reading.isdisjoint(starts):
+                return True
+        return False
 
     def _changing(self, result: ContractRun) -> list[int]:
         """Successful transactions in which a target wrote storage or paid ether."""
@@ -182,6 +210,15 @@ class TxOriginOracle(FlowOracle):
                 self.verdicts[path] = frozenset(guarded.get(index, ()))
         self._pending = None
         return findings
+
+
+def _origin_blocks(chain: TestChain, code: bytes, code_hash: bytes) -> frozenset[int]:
+    """The starts of ``code``'s basic blocks that hold an ORIGIN instruction."""
+    if ORIGIN not in code_opcodes(chain, code, code_hash):
+        return frozenset()
+    end = code_end(code)
+    return frozenset(start for start, instructions in analyze(code, code_hash, chain.fork).blocks
+                     if any(op == ORIGIN and pc < end for pc, op, _ in instructions))
 
 
 def _changes_state(sink: FlowSink) -> bool:

@@ -251,6 +251,25 @@ def test_tx_origin_guards_are_the_jumpis_that_may_test_a_comparison_of_it() -> N
 
 
 @needs_node
+def test_a_run_that_never_read_tx_origin_is_no_tx_origin_candidate() -> None:
+    # Even where the static look cannot tell the guards (large code gives it up), a run
+    # that ran no block reading tx.origin cannot have compared it: no replay.
+    counter = chain_of(named_case("EoaCounter"))
+    [oracle] = registry.build(counter, ["tx-origin"])
+    assert isinstance(oracle, TxOriginOracle)
+    oracle.guards = None
+    target = ContractTarget(counter, oracle.needs)
+    owner = counter.deployer.address
+    bumped = target.run((Tx("bump()", (), owner),))
+    assert isinstance(bumped, ContractRun) and oracle.candidate(bumped)
+    reset = target.run((Tx("bump()", (), owner), Tx("reset()", (), owner)))
+    assert isinstance(reset, ContractRun) and oracle.candidate(reset)  # bump read it
+    alone = target.run((Tx("reset()", (), owner),))
+    assert isinstance(alone, ContractRun) and alone.outcomes[0].success
+    assert alone.writes and not oracle.candidate(alone)
+
+
+@needs_node
 def test_the_replayer_s_prefix_cache_gives_the_records_of_a_full_replay(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # The replays of one campaign, in its order (its rounds share prefixes, which the
