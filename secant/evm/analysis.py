@@ -104,11 +104,7 @@ class CodeAnalysis:
             label = (f"<evm {self.code_hash.hex()[:16]} {VARIANT_NAMES[variant]} "
                      f"{len(hooks)} hooked>")
             table = compile_blocks(self.blocks, self.fork, variant, self.jumpdests,
-                                   len(self.code), label, self.code_hash, hooks)
-            for pc in hooks:
-                block = table[pc] if 0 <= pc < len(table) else None
-                if block is not None:
-                    table[pc] = _hooked(block, pc)
+                                   len(self.code), label, self.code_hash, hooks, _hooked)
             self._hooked[key] = table
         return table
 
