@@ -55,7 +55,7 @@ from secant.chain.errors import DeploymentFailed, UnknownFunction, UnsupportedCh
 from secant.compile.artifacts import Compilation, CompiledContract
 from secant.compile.errors import UnknownContract
 from secant.compile.loader import select_contract
-from secant.evm.env import BlockEnv
+from secant.evm.env import BlockEnv, WatchedEnv
 from secant.evm.forks import CANCUN, Fork
 from secant.evm.inspector import Inspector
 from secant.evm.instructions.system import create_address
@@ -63,7 +63,7 @@ from secant.evm.interpreter import Evm
 from secant.evm.state import Log, WorldState
 from secant.evm.transaction import InvalidTransaction, Transaction, TxResult, apply_transaction
 
-__all__ = ["CallResult", "ChainConfig", "TestChain"]
+__all__ = ["CallReads", "CallResult", "ChainConfig", "TestChain"]
 
 _UNLIMITED = 1 << 32
 
@@ -130,6 +130,24 @@ class CallResult:
         return self.values[0] if len(self.values) == 1 else self.values
 
 
+@dataclass(slots=True)
+class CallReads:
+    """What read-only calls read of the chain (``TestChain.static_calls`` fills it in).
+
+    ``accounts`` are the addresses whose code ran or whose balance, code or nonce was
+    looked at, ``slots`` the (address, slot) pairs loaded or stored: EIP-2929's access
+    sets of the calls, ``vm.load`` and ``vm.getNonce`` included. ``block`` says whether they
+    read a block value, ``opaque`` whether they read state the chain does not journal (a
+    cheatcode's label table). With the same values at those places, the same calls give
+    the same results.
+    """
+
+    accounts: frozenset[int] = frozenset()
+    slots: frozenset[tuple[int, int]] = frozenset()
+    block: bool = False
+    opaque: bool = False
+
+
 Target = DeployedContract | str | int
 """A contract given as itself, its name (or ``source:Name``) or its address."""
 
@@ -181,6 +199,9 @@ class TestChain:
         # Counts resets and seals: a target that left the chain in some state can tell
         # whether anyone reset it since (its journal positions then mean nothing).
         self.epoch = 0
+        # Counts seals: what was learnt of the states that runs from the base reach (their
+        # transactions decide them) holds until the base changes.
+        self.seals = 0
 
     # ------------------------------------------------------------------ setup
     @classmethod
@@ -246,6 +267,7 @@ class TestChain:
         self._base = self.state.snapshot()
         self._base_env = self.blocks.current
         self.epoch += 1
+        self.seals += 1
 
     def reset(self) -> None:
         """Restore the sealed post-deployment state and block (cost: the changes since)."""
@@ -519,19 +541,27 @@ class TestChain:
         return self.static_calls(caller, [(to, data)], inspector)[0]
 
     def static_calls(self, caller: int, calls: Sequence[tuple[int, bytes]],
-                     inspector: Inspector | None = None) -> list[CallResult]:
+                     inspector: Inspector | None = None,
+                     reads: CallReads | None = None) -> list[CallResult]:
         """Several message calls in a row, then undo everything.
 
         Each call sees what the ones before it did; :meth:`static_call` is the one-call case.
+        ``reads``, when given, is filled in with what the calls read (``CallReads``).
         """
         snapshot = self.state.snapshot()
-        self.state.begin_transaction()
+        tx = self.state.begin_transaction()
         cheats = self.cheatcodes
+        opaque = 0
         if cheats is not None:
             cheats.begin_transaction()
+            opaque = cheats.opaque_reads
         results = []
         try:
-            evm = Evm(self.state, self.env, self.fork, inspector, cheats)
+            watched = None if reads is None else WatchedEnv.of(self.env)
+            evm = Evm(self.state, self.env if watched is None else watched, self.fork,
+                      inspector, cheats)
+            if watched is not None:
+                watched.read = False  # the EVM's own set-up (the blob base fee) is no read
             evm.origin = caller
             for to, data in calls:
                 gas = self._gas_limit()
@@ -539,6 +569,12 @@ class TestChain:
                 results.append(CallResult(message.success, message.reverted, message.output,
                                           gas_used=gas - message.gas_left,
                                           error=message.error))
+            if reads is not None:
+                # Before the revert: it also undoes the access sets (they are journaled).
+                reads.accounts = frozenset(tx.warm_addresses)
+                reads.slots = frozenset(tx.warm_slots)
+                reads.block = watched is not None and watched.read
+                reads.opaque = cheats is not None and cheats.opaque_reads != opaque
         finally:
             self.state.revert(snapshot)
         return results

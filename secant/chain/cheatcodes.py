@@ -298,6 +298,8 @@ class Cheatcodes(Interceptor):
         self._expected: _Expectation | None = None
         self._no_revert_depth: int | None = None  # of the frame that called assumeNoRevert
         self.watching = False
+        # Reads of the cheatcodes' own tables, which no journal sees (``CallReads.opaque``).
+        self.opaque_reads = 0
 
     def begin_transaction(self) -> None:
         """Forget the previous transaction's pranks, expectations and block change."""
@@ -442,7 +444,13 @@ class Cheatcodes(Interceptor):
         return b""
 
     def _load(self, call: _Call, args: Sequence[Any]) -> bytes:
-        return _word(call.evm.state.storage_at(args[0], int.from_bytes(args[1], "big")))
+        # The slot and its account become warm, as forge's journaled load makes them (a
+        # read the access sets must show: ``CallReads``).
+        state = call.evm.state
+        slot = int.from_bytes(args[1], "big")
+        state.mark(state.tx.warm_addresses, args[0])
+        state.mark(state.tx.warm_slots, (args[0], slot))
+        return _word(state.storage_at(args[0], slot))
 
     def _etch(self, call: _Call, args: Sequence[Any]) -> bytes:
         self._not_precompile(call, args[0], "etch")
@@ -450,7 +458,9 @@ class Cheatcodes(Interceptor):
         return b""
 
     def _get_nonce(self, call: _Call, args: Sequence[Any]) -> bytes:
-        return _word(call.evm.state.nonce(args[0]))
+        state = call.evm.state
+        state.mark(state.tx.warm_addresses, args[0])  # as forge loads the account
+        return _word(state.nonce(args[0]))
 
     def _set_nonce(self, call: _Call, args: Sequence[Any]) -> bytes:
         current = call.evm.state.nonce(args[0])
@@ -546,6 +556,7 @@ class Cheatcodes(Interceptor):
         return b""
 
     def _get_label(self, call: _Call, args: Sequence[Any]) -> bytes:
+        self.opaque_reads += 1
         label = self.labels.get(args[0], f"unlabeled:{checksum_address(args[0])}")
         return encode(["string"], [label])
 

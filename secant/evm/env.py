@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 MIN_BLOB_GASPRICE = 1
 
@@ -47,3 +48,29 @@ class BlockEnv:
         if number >= self.number or number < self.number - 256:
             return 0
         return self.block_hashes.get(number, 0)
+
+
+_FIELDS = frozenset(f.name for f in fields(BlockEnv))
+
+
+class WatchedEnv(BlockEnv):
+    """A copy of a block environment that notes whether anything read it (``read``).
+
+    A read-only call's result depends on the block only if it read one of its values
+    (BLOCKHASH, COINBASE, TIMESTAMP, NUMBER, PREVRANDAO, GASLIMIT, CHAINID, BASEFEE,
+    BLOBBASEFEE, or a cheatcode that answers with one): the property oracle keeps a
+    property's value across blocks when its call read none. Every read of a field counts,
+    a copy (``dataclasses.replace``, as ``vm.warp`` makes) included.
+    """
+
+    read = False
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in _FIELDS:
+            object.__setattr__(self, "read", True)
+        return object.__getattribute__(self, name)
+
+    @classmethod
+    def of(cls, env: BlockEnv) -> WatchedEnv:
+        """A watched copy of ``env`` that nothing has read yet."""
+        return cls(**{name: getattr(env, name) for name in _FIELDS})

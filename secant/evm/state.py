@@ -250,6 +250,41 @@ class WorldState:
                 tuple((slot, storage.get(slot, 0)) for slot in slots.get(address, ()))))
         return StateDiff(tuple(changes))
 
+    def touched_since(self, snapshot: int) -> tuple[set[int], set[tuple[int, int]]]:
+        """The accounts and slots the changes made since ``snapshot`` may have changed.
+
+        The accounts whose balance, nonce or code was set, or which were created, replaced
+        or deleted; the (address, slot) pairs written. A superset: a value written back to
+        what it was still counts. Derived from the journal, like ``changes_since``.
+        """
+        accounts: set[int] = set()
+        slots: set[tuple[int, int]] = set()
+        entries = self.journal[snapshot:]
+        if not entries:
+            return accounts, slots
+        owner_of: dict[int, int] | None = None
+        storage_owner_of: dict[int, int] | None = None
+        for entry in entries:
+            tag = entry[0]
+            if tag > _ACCOUNT:
+                continue  # per-transaction bookkeeping
+            if tag == _ACCOUNT:
+                accounts.add(entry[1])
+            elif tag == _STORAGE:
+                if storage_owner_of is None:
+                    storage_owner_of = {id(a.storage): address
+                                        for address, a in self.accounts.items()}
+                address = storage_owner_of.get(id(entry[1]))
+                if address is not None:  # else an account replaced since: an _ACCOUNT entry
+                    slots.add((address, entry[2]))
+            else:
+                if owner_of is None:
+                    owner_of = {id(a): address for address, a in self.accounts.items()}
+                address = owner_of.get(id(entry[1]))
+                if address is not None:
+                    accounts.add(address)
+        return accounts, slots
+
     def apply(self, diff: StateDiff) -> None:
         """Replay ``diff`` onto the state it was taken from (journaled, so ``revert`` undoes it).
 

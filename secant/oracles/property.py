@@ -30,20 +30,28 @@ part of every run's path, and the path of a case must not change because some ot
 broke a property (the corpus's path frequencies, which the power schedules divide by,
 would orphan every earlier seed). They also carry the state's shape into the path id,
 which measurably speeds up invariant campaigns.
+
+A property is called again only when its value may have changed (``_evaluate``): each value
+is kept with what its call read (``CallReads``), and stands while the transactions after
+it write none of those slots, change none of those accounts, and leave the block as it was
+when the call read a block value; its recorded comparisons are then logged again, so the
+run's record is the call's. Values are also kept by the prefix whose state they were taken
+on, for runs that resume after it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from secant.abi import ERROR_SELECTOR, AbiFunction, decode_revert, encode, function_selector
-from secant.chain.chain import TestChain
+from secant.chain.chain import CallReads, TestChain
 from secant.chain.deploy import DeployedContract
 from secant.engine.oracle import Oracle, PostState
+from secant.evm.env import BlockEnv
 from secant.targets.contract import ContractTarget
-from secant.types import Finding, RunResult, TxOutcome, TxSeq, case_to_json
+from secant.types import BranchEvent, Finding, RunResult, TxOutcome, TxSeq, case_to_json
 
 PROPERTY_PREFIXES = ("echidna_", "property_", "invariant_", "statefulFuzz_")
 """Name prefixes of properties, by default."""
@@ -132,6 +140,25 @@ def _definition(contract: DeployedContract, name: str) -> str | None:
     return None
 
 
+class _Value(NamedTuple):
+    """One property's evaluation on one state, and what it depended on."""
+
+    outcome: TxOutcome
+    logged: tuple[BranchEvent, ...]  # the comparisons its call recorded
+    reads: CallReads
+    block: tuple[int, ...]  # the block it ran in (``_block_key``)
+
+
+_MEMO_LIMIT = 512
+"""Prefixes whose properties' values are remembered (the least recently used go first)."""
+
+
+def _block_key(env: BlockEnv) -> tuple[int, ...]:
+    """The block values a call can read."""
+    return (env.number, env.timestamp, env.coinbase, env.prev_randao, env.base_fee,
+            env.gas_limit, env.chain_id, env.excess_blob_gas)
+
+
 class PropertyOracle(Oracle):
     """Evaluates properties after every transaction (see the module docstring)."""
 
@@ -140,6 +167,7 @@ class PropertyOracle(Oracle):
     description = ("users' properties (echidna_, property_, invariant_, statefulFuzz_) fail; "
                    "optimization targets (echidna_opt_, optimize_) are maximised")
     needs = frozenset()
+    keeps_values = True  # False: every property is called after every transaction
 
     def __init__(self, chain: TestChain, prefixes: Sequence[str] = PROPERTY_PREFIXES) -> None:
         self._contracts = [c for c in chain.contracts if c.role != "attacker"]
@@ -151,6 +179,17 @@ class PropertyOracle(Oracle):
         self._pending: list[tuple[int, Finding]] = []
         self._case: TxSeq = ()
         self._initial_checked = False
+        # Values kept across transactions that did not touch what a property read
+        # (``_evaluate``): those valid on the state at journal position ``_at`` by property
+        # key, and by the prefix whose state they were taken on (plain dicts: a fresh copy
+        # of the oracle has its own).
+        self._values: dict[tuple[object, ...], _Value] = {}
+        self._memo: dict[TxSeq, dict[tuple[object, ...], _Value]] = {}
+        self._memo_of: list[object] = []  # the target and base state the memo is for
+        self._at = 0
+        self._start: TxSeq | None = None  # the prefix the run resumed after, when keyed
+        self._keyed = False  # whether this run's prefixes so far may key the memo
+        self._first = True
 
     def use_prefixes(self, prefixes: Sequence[str]) -> None:
         """Find the properties again with other name prefixes."""
@@ -181,6 +220,14 @@ class PropertyOracle(Oracle):
         if not self._initial_checked:
             self._initial_checked = True
             self._evaluate((), -1, target, record=False)
+        chain = target.chain
+        memo_of = [target, chain.seals]
+        if self._memo_of != memo_of:
+            self._memo.clear()
+            self._memo_of = memo_of
+        self._values = {}
+        self._at = len(chain.state.journal)
+        self._first = True
 
     def after_step(self, index: int, case: TxSeq, outcome: TxOutcome,
                    target: ContractTarget) -> None:
@@ -193,6 +240,15 @@ class PropertyOracle(Oracle):
         """
         tx = case[index]
         last = index == len(case) - 1
+        if self._first:
+            # The run resumed after case[:index]: the values taken on that state when a
+            # run got there are good on it (the same transactions from the same state).
+            self._first = False
+            self._keyed = not any(t.storage for t in case[:index])
+            self._start = case[:index] if self._keyed and index else None
+        # A transaction with storage overrides leaves a state its prefix does not decide
+        # (they apply or not by its place in the case): no memo from there on.
+        self._keyed = self._keyed and not tx.storage
         if outcome.success or tx.blocks or tx.time:
             self._evaluate(case[:index + 1], index, target, record=True)
         if last:
@@ -200,34 +256,92 @@ class PropertyOracle(Oracle):
 
     def _evaluate(self, prefix: TxSeq, step: int, target: ContractTarget,
                   record: bool, after: bool = False) -> None:
+        """Evaluate the properties of one kind (``after``: afterInvariant) on this state.
+
+        A property is not called again when nothing it read changed since a call that
+        gave its value: the transactions since then wrote none of the slots it loaded
+        and changed no account it looked at, and the block is the same or the call read
+        no block value. Its recorded comparisons are then logged again, so the run's
+        record is what the call would have made (properties are objectives of the
+        search, and part of the path). Large suites check dozens of properties, each
+        over many contracts, after every transaction, and a handler touches a few slots.
+        """
+        if not record:  # the deployed state, once: nothing to keep
+            for prop in self.properties:
+                if (prop.kind == "after") == after:
+                    self._judge(prop, self._call(prop, target, False, None), prefix, step,
+                                target, False)
+            return
+        chain = target.chain
+        values = self._values
+        if self._start is not None:
+            values = self._memo.get(self._start, {})
+            self._start = None
+        block = _block_key(chain.env)
+        if values and self.keeps_values:
+            accounts, slots = chain.state.touched_since(self._at)
+            values = {key: value for key, value in values.items()
+                      if value.reads.accounts.isdisjoint(accounts)
+                      and value.reads.slots.isdisjoint(slots)
+                      and (not value.reads.block or value.block == block)}
+        else:
+            values = {}
         for prop in self.properties:
             if (prop.kind == "after") != after:
                 continue
-            selector = prop.function.selector
-            if prop.kind in ("invariant", "after") and prop.flags_failure:
-                # DSTest's assertions and forge-std's fail() set a failed flag instead of
-                # reverting: ask failed() right after, before the call is undone.
-                outcome, flag = target.calls([(prop.contract.address, selector),
-                                              (prop.contract.address, _FAILED)],
-                                             self.sender, record)
-                if outcome.success and flag.success and flag.output[:32].strip(b"\0"):
-                    outcome = replace(outcome, success=False, reverted=True,
-                                      output=_FAILED_FLAG_MESSAGE)
+            value = values.get(prop.key)
+            if value is None:
+                reads = CallReads()
+                logged = target.branches_logged()
+                outcome = self._call(prop, target, True, reads)
+                if not reads.opaque:
+                    values[prop.key] = _Value(outcome, target.branches_since(logged), reads,
+                                              block)
             else:
-                outcome = target.call(prop.contract.address, selector, self.sender, record)
-            if prop.kind == "optimization":
-                if outcome.success and len(outcome.output) >= 32:
-                    value = int.from_bytes(outcome.output[:32], "big")
-                    value -= (value & _INT256_SIGN) << 1
-                    best = self.best.get(prop.name)
-                    if record:
-                        self._objective(prop, value, best[0] if best else None, target)
-                    if best is None or value > best[0]:
-                        self.best[prop.name] = (value, prefix)
-                continue
-            failure = _failure(prop, outcome)
-            if failure is not None and prop.key not in self.failed:
-                self._pending.append((step, self._finding(prop, failure, prefix)))
+                outcome = value.outcome
+                target.log_branches(value.logged)
+            self._judge(prop, outcome, prefix, step, target, True)
+        self._values = values
+        self._at = len(chain.state.journal)
+        if self._keyed:
+            memo = self._memo
+            memo.pop(prefix, None)
+            memo[prefix] = values
+            if len(memo) > _MEMO_LIMIT:
+                del memo[next(iter(memo))]
+
+    def _call(self, prop: Property, target: ContractTarget, record: bool,
+              reads: CallReads | None) -> TxOutcome:
+        """Call one property on the current state."""
+        selector = prop.function.selector
+        if prop.kind in ("invariant", "after") and prop.flags_failure:
+            # DSTest's assertions and forge-std's fail() set a failed flag instead of
+            # reverting: ask failed() right after, before the call is undone.
+            outcome, flag = target.calls([(prop.contract.address, selector),
+                                          (prop.contract.address, _FAILED)],
+                                         self.sender, record, reads)
+            if outcome.success and flag.success and flag.output[:32].strip(b"\0"):
+                outcome = replace(outcome, success=False, reverted=True,
+                                  output=_FAILED_FLAG_MESSAGE)
+            return outcome
+        return target.call(prop.contract.address, selector, self.sender, record, reads)
+
+    def _judge(self, prop: Property, outcome: TxOutcome, prefix: TxSeq, step: int,
+               target: ContractTarget, record: bool) -> None:
+        """What one property's value on the state after ``prefix`` means."""
+        if prop.kind == "optimization":
+            if outcome.success and len(outcome.output) >= 32:
+                value = int.from_bytes(outcome.output[:32], "big")
+                value -= (value & _INT256_SIGN) << 1
+                best = self.best.get(prop.name)
+                if record:
+                    self._objective(prop, value, best[0] if best else None, target)
+                if best is None or value > best[0]:
+                    self.best[prop.name] = (value, prefix)
+            return
+        failure = _failure(prop, outcome)
+        if failure is not None and prop.key not in self.failed:
+            self._pending.append((step, self._finding(prop, failure, prefix)))
 
     @staticmethod
     def _objective(prop: Property, value: int, best: int | None,

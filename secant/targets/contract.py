@@ -24,7 +24,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from secant.abi import AbiFunction
 from secant.chain.attackers import attack_calldata
-from secant.chain.chain import TestChain
+from secant.chain.chain import CallReads, TestChain
 from secant.chain.cheatcodes import GLOBAL_FAIL_SLOT, HEVM_ADDRESS
 from secant.chain.deploy import DeployedContract
 from secant.evm.env import BlockEnv
@@ -354,18 +354,38 @@ class ContractTarget:
             boundaries[index] = _Boundary(self.chain.state.snapshot(), self.chain.env,
                                           self.recorder.mark(unread), tuple(outcomes))
     def calls(self, calls: Sequence[tuple[int, bytes]], sender: int | None = None,
-              record: bool = False) -> list[TxOutcome]:
-        """Read-only calls in a row on the state the last run left (see ``call``)."""
+              record: bool = False, reads: CallReads | None = None) -> list[TxOutcome]:
+        """Read-only calls in a row on the state the last run left (see ``call``).
+
+        ``reads``, when given, is filled in with what they read (``CallReads``).
+        """
         caller = self.chain.deployer.address if sender is None else sender
         if record:
             with self.recorder.side_call():
-                done = self.chain.static_calls(caller, calls, self.recorder)
+                done = self.chain.static_calls(caller, calls, self.recorder, reads)
         else:
-            done = self.chain.static_calls(caller, calls)
+            done = self.chain.static_calls(caller, calls, reads=reads)
         return [TxOutcome(d.success, d.reverted, d.output, d.gas_used, d.error) for d in done]
 
+    def branches_logged(self) -> int:
+        """How many comparisons the run has recorded so far (for ``branches_since``)."""
+        return len(self.recorder.branches)
+
+    def branches_since(self, count: int) -> tuple[BranchEvent, ...]:
+        """The comparisons recorded since ``branches_logged`` said ``count``."""
+        return tuple(self.recorder.branches[count:])
+
+    def log_branches(self, events: Sequence[BranchEvent]) -> None:
+        """Record ``events`` again, as the side call that recorded them would.
+
+        For an oracle that knows a read-only call would do exactly what it did before (the
+        same state where it looked, the same block): the run's record is then the one the
+        call would have made, at no cost.
+        """
+        self.recorder.branches.extend(events)
+
     def call(self, to: int, data: bytes, sender: int | None = None,
-             record: bool = False) -> TxOutcome:
+             record: bool = False, reads: CallReads | None = None) -> TxOutcome:
         """A read-only call on the state the last run left (nothing it does persists).
 
         Oracles use it to ask the post-state questions (a property's value, a balance
@@ -373,14 +393,7 @@ class ContractTarget:
         ``record``, the call's blocks and comparisons join the current transaction's in
         the run's result (``TraceRecorder.side_call``).
         """
-        caller = self.chain.deployer.address if sender is None else sender
-        if record:
-            with self.recorder.side_call():
-                outcome = self.chain.static_call(caller, to, data, self.recorder)
-        else:
-            outcome = self.chain.static_call(caller, to, data)
-        return TxOutcome(outcome.success, outcome.reverted, outcome.output,
-                         outcome.gas_used, outcome.error)
+        return self.calls([(to, data)], sender, record, reads)[0]
 
     def _path_id(self, outcomes: list[TxOutcome]) -> int:
         """The path id of the last transaction (or of all of them, with path_scope all)."""

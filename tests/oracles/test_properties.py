@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,9 +13,9 @@ from secant.campaign.campaign import Campaign, CampaignConfig
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
 from secant.engine.fuzzer import FuzzConfig
-from secant.oracles.property import PropertyOracle
+from secant.oracles.property import Property, PropertyOracle
 from secant.targets.contract import ContractTarget
-from secant.types import Tx
+from secant.types import Tx, TxOutcome
 from tests.compile.conftest import needs_node
 from tests.packages import openzeppelin_modules
 
@@ -181,3 +182,69 @@ def test_a_harness_over_openzeppelin_from_npm(tmp_path: Path) -> None:
     assert status == {"echidna_supply_is_fixed": "passed", "echidna_no_tokens_taken": "failed"}
     [finding] = [f for f in summary["findings"] if f["kind"] == "property"]
     assert finding["sequence"][-1]["function"] == "rescue(address,uint256)"
+
+
+def counted_reads() -> tuple[PropertyOracle, ContractTarget, int, dict[str, int]]:
+    """PropertyReads.sol's ReadSets watched by a property oracle that counts its calls."""
+    chain = TestChain.setup(compiled("PropertyReads.sol"), contract="ReadSets")
+    oracle = PropertyOracle(chain)
+    target = ContractTarget(chain, resume=True)  # a case goes on from the last run's state
+    target.step_observers = [oracle]
+    calls: dict[str, int] = {}
+    real = oracle._call
+
+    def counting(prop: Property, *args: Any) -> TxOutcome:
+        calls[prop.name] = calls.get(prop.name, 0) + 1
+        return real(prop, *args)
+
+    oracle._call = counting  # type: ignore[method-assign]
+    return oracle, target, chain.sender("user1").address, calls
+
+
+@needs_node
+def test_a_property_is_called_again_only_when_what_it_read_changed() -> None:
+    oracle, target, user, calls = counted_reads()
+    left, right = Tx("bumpLeft(uint256)", (1,), user), Tx("bumpRight(uint256)", (3,), user)
+    target.run((left, Tx("bumpLeft(uint256)", (2,), user)))
+    # On the deployed state, after the first transaction, and the left one after the second.
+    assert calls == {"echidna_left_below_40": 3, "echidna_right_below_40": 2,
+                     "echidna_ledger_below_500": 2, "echidna_open_under_a_day": 2}
+    calls.clear()
+    target.run((left, Tx("bumpLeft(uint256)", (3,), user), right,
+                Tx("deposit(uint256)", (7,), user)))
+    # It resumes after the first transaction, with the values taken there; each of the
+    # others touches the slots of one property (the ledger's through its own contract).
+    assert calls == {"echidna_left_below_40": 1, "echidna_right_below_40": 1,
+                     "echidna_ledger_below_500": 1}
+    calls.clear()
+    # A later block: nothing opened, the clock property decided without reading the block
+    # (`openedAt == 0`), so it is not asked again either.
+    target.run((left, Tx("bumpLeft(uint256)", (3,), user), right,
+                Tx("deposit(uint256)", (7,), user, time=60)))
+    assert calls == {"echidna_ledger_below_500": 1}
+
+
+@needs_node
+def test_kept_values_still_fail_where_the_property_fails() -> None:
+    oracle, target, user, calls = counted_reads()
+    opened = (Tx("open()", (), user), Tx("bumpLeft(uint256)", (9,), user),
+              Tx("bumpRight(uint256)", (9,), user, time=86_400))
+    found = oracle.check(target.run(opened), None)
+    assert [(f.function, len(f.case or ())) for f in found] == [("echidna_open_under_a_day", 3)]
+    assert calls["echidna_open_under_a_day"] == 3  # deployed, after open(), a day later
+    assert calls["echidna_left_below_40"] == 3  # deployed, first, after bumpLeft
+
+
+@needs_node
+def test_keeping_values_leaves_the_campaign_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The values are kept only where the call would do exactly what it did, and its
+    # comparisons are logged again: the same seed and budget give the same campaign.
+    kept = run("PropertyReads.sol", "ReadSets", 3, 1500)
+    monkeypatch.setattr(PropertyOracle, "keeps_values", False)
+    called = run("PropertyReads.sol", "ReadSets", 3, 1500)
+    for summary in (kept, called):
+        for finding in summary["findings"]:  # type: ignore[attr-defined]
+            finding.pop("time_to_find_s")
+    same = ("findings", "properties", "coverage", "paths", "corpus", "sequences")
+    assert {k: kept.get(k) for k in same} == {k: called.get(k) for k in same}
+    assert {p["status"] for p in kept["properties"]} == {"failed"}  # type: ignore[attr-defined]
