@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from secant.campaign.campaign import CampaignConfig, OracleFactory
+from secant.campaign.function_filter import FunctionFilter
 from secant.campaign.worker import function_specs, spec_of
 from secant.chain.blockenv import FORGE_NUMBER, FORGE_TIMESTAMP
 from secant.chain.chain import ChainConfig, TestChain
@@ -100,6 +101,8 @@ class Selection:
     given: frozenset[str] = frozenset()
     """The options the user set (flags or a config file): those the project's Foundry
     settings do not override."""
+    functions: FunctionFilter = field(default_factory=FunctionFilter)
+    """Which functions may be called (``--only-function``, ``--exclude-function``)."""
 
     def first_block(self, chain_config: ChainConfig, foundry: bool) -> ChainConfig:
         """``chain_config`` starting at the block this selection asks for."""
@@ -240,9 +243,18 @@ def _system_plans(compilations: Sequence[Compilation], selection: Selection,
     functions, notes = function_specs(
         chain, property_prefixes=selection.property_prefixes or PROPERTY_PREFIXES,
         all_contracts=selection.all_contracts)
+    functions, filtered = selection.functions.apply(functions, _contract_names(chain))
+    notes += filtered
     return [CampaignPlan(main.name, main.name, make_chain, config, functions,
                          list(selection.senders) if selection.senders else None,
                          oracles=_oracles(selection, tests), notes=notes)]
+
+
+def _contract_names(chain: TestChain) -> Callable[[int | None], str]:
+    """The name of the contract at an address (None: the main contract)."""
+    names = {contract.address: contract.name for contract in chain.contracts}
+    main = chain.main.name if chain.main is not None else ""
+    return lambda address: main if address is None else names.get(address, "")
 
 
 def _oracles(selection: Selection, tests: re.Pattern[str] | None
@@ -313,11 +325,12 @@ def _foundry_plans(compilations: Sequence[Compilation], name: str, selection: Se
     chosen_tests = [f for f in fuzz_tests(test) if tests is None or tests.search(f.name)]
     plans: list[CampaignPlan] = []
     if chosen_invariants and first.targets:
-        specs = _specs(first.targets, first.notes)
+        specs, filtered = selection.functions.apply(_specs(first.targets, first.notes),
+                                                    _contract_names(first.chain))
         plans.append(CampaignPlan(
             f"{name} invariants", f"{name}-invariants", make_chain, config, specs,
             first.senders, _harness_oracles(selection, tests, invariant_mode=True),
-            [*applied, *first.notes]))
+            [*applied, *first.notes, *filtered]))
     elif chosen_invariants:
         raise SecantError(f"{name} has invariants but no contract to call",
                           "create the system in setUp() or name it with targetContract()")

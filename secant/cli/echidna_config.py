@@ -86,8 +86,15 @@ def echidna_table(path: Path) -> tuple[dict[str, Any], list[str]]:
     ignored: list[str] = []
     data = parse_flat_yaml(text, path)
     for key, raw in data.items():
-        if key in ("filterFunctions", "filterBlacklist") and not data.get("filterFunctions"):
-            continue  # no function named: nothing is filtered, as in Echidna
+        if key == "filterBlacklist":
+            continue  # read with filterFunctions
+        if key == "filterFunctions":
+            named = _prefixes(raw) if raw else []
+            if named:  # none named: nothing is filtered, as in Echidna
+                blacklist = data.get("filterBlacklist", True)
+                table["exclude-function" if blacklist not in (False, "false") else
+                      "only-function"] = named
+            continue
         if key not in KEYS:
             ignored.append(key)
             continue

@@ -34,11 +34,13 @@ from secant.cli.options import (
     ContractFlag,
     DeployArgFlag,
     DeployFlag,
+    ExcludeFunctionFlag,
     ForceFlag,
     ForkFlag,
     HarnessFlag,
     MatchContractFlag,
     MatchTestFlag,
+    OnlyFunctionFlag,
     OraclesFlag,
     QuietFlag,
     SeedFlag,
@@ -160,6 +162,8 @@ def fuzz_command(
     match_contract: MatchContractFlag = None,
     match_test: MatchTestFlag = None,
     harness: HarnessFlag = "auto",
+    only_function: OnlyFunctionFlag = None,
+    exclude_function: ExcludeFunctionFlag = None,
     unlimited_code_size: UnlimitedCodeSizeFlag = False,
     time_budget: TimeFlag = None,
     execs: Annotated[int | None, typer.Option(
@@ -356,6 +360,8 @@ def _fuzz(
     expert_queries: int | None = None,
     dataset: bool = True,
     harness: str = "auto",
+    only_function: list[str] | None = None,
+    exclude_function: list[str] | None = None,
     given: frozenset[str] = frozenset(),
 ) -> None:
     """The fuzz command once its options are settled (flags over secant.toml).
@@ -366,6 +372,7 @@ def _fuzz(
     settled = dict(locals())  # first: the options only, as the manifest records them
     settled.pop("given")
     from secant.campaign.campaign import Campaign, CampaignConfig, run_share
+    from secant.campaign.function_filter import FunctionFilter
     from secant.campaign.manifest import describe
     from secant.campaign.output import check_output, prepare_output
     from secant.campaign.plan import Selection, plan
@@ -452,7 +459,9 @@ def _fuzz(
                           _panic_codes(panic_codes),
                           _deployments(deploy or [], deploy_arg or []),
                           all_contracts, _senders(sender), block_number, block_time,
-                          harness, _forge_testing(path), given)
+                          harness, _forge_testing(path), given,
+                          FunctionFilter(tuple(only_function or ()),
+                                         tuple(exclude_function or ())))
     chain_config = ChainConfig(fork=chosen_fork, seed=seed, balance=balance,
                                unlimited_code_size=unlimited_code_size)
     campaign_config = CampaignConfig(fuzz=config, out=out, prefix_cache=not no_prefix_cache,

@@ -55,6 +55,10 @@ def medusa_table(path: Path) -> tuple[dict[str, Any], list[str]]:
                             ("blockTimestampDelayMax", "max-time-delay")):
             if key in fuzzing:
                 table[option] = _integer(fuzzing[key])
+        for key, option in (("targetFunctionSignatures", "only-function"),
+                            ("excludeFunctionSignatures", "exclude-function")):
+            if fuzzing.get(key):
+                table[option] = [str(signature) for signature in fuzzing[key]]
         if fuzzing.get("senderAddresses"):
             table["sender"] = [str(a) for a in fuzzing["senderAddresses"]]
         targets = [str(name) for name in fuzzing.get("targetContracts") or []]

@@ -68,6 +68,15 @@ MatchTestFlag = Annotated[str | None, typer.Option(
                          "this regex.")]
 UnlimitedCodeSizeFlag = Annotated[bool, typer.Option(
     "--unlimited-code-size", help="Lift the EIP-170/3860 contract size limits.")]
+OnlyFunctionFlag = Annotated[list[str] | None, typer.Option(
+    "--only-function", help="Call only this function (NAME, NAME(TYPES) or "
+                            "CONTRACT.NAME(TYPES); repeatable). Echidna's filterFunctions "
+                            "with filterBlacklist false, Medusa's "
+                            "targetFunctionSignatures.")]
+ExcludeFunctionFlag = Annotated[list[str] | None, typer.Option(
+    "--exclude-function", help="Never call this function (NAME, NAME(TYPES) or "
+                               "CONTRACT.NAME(TYPES); repeatable). Echidna's "
+                               "filterFunctions, Medusa's excludeFunctionSignatures.")]
 HarnessFlag = Annotated[str, typer.Option(
     "--harness", help="How a contract with test* or invariant* functions is run: auto "
                       "(a Foundry test contract when it has setUp() or IS_TEST(), else an "

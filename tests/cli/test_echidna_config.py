@@ -53,6 +53,16 @@ def test_keys_with_an_equivalent_become_options_and_the_rest_a_note(tmp_path: Pa
                      "deployer, cryticArgs"]
 
 
+@pytest.mark.parametrize(("blacklist", "option"), [("", "exclude-function"),
+                                                  ("filterBlacklist: true\n", "exclude-function"),
+                                                  ("filterBlacklist: false\n", "only-function")])
+def test_filtered_functions_are_excluded_or_the_only_ones(tmp_path: Path, blacklist: str,
+                                                           option: str) -> None:
+    path = tmp_path / "echidna.yaml"
+    path.write_text('filterFunctions: ["Vault.drain(uint256)", "Vault.pause()"]\n' + blacklist)
+    assert echidna_table(path) == ({option: ["Vault.drain(uint256)", "Vault.pause()"]}, [])
+
+
 @pytest.mark.parametrize(("text", "message"), [
     ("testMode: optimization\n", "testMode 'optimization' has no secant equivalent"),
     ("seqLen: many\n", "seqLen: 'many' is not an integer"),

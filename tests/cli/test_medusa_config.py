@@ -40,6 +40,16 @@ def test_target_contracts_deploy_in_order_and_the_last_is_the_main_one(tmp_path:
     assert notes == ["medusa.json: not read (no secant equivalent yet): fuzzing.testLimit"]
 
 
+def test_target_and_excluded_function_signatures_filter_the_functions(tmp_path: Path
+                                                                       ) -> None:
+    path = write(tmp_path, {"fuzzing": {
+        "targetFunctionSignatures": ["Vault.deposit(uint256)"],
+        "excludeFunctionSignatures": ["Vault.pause()", "Token.mint(address,uint256)"]}})
+    assert medusa_table(path) == ({"only-function": ["Vault.deposit(uint256)"],
+                                   "exclude-function": ["Vault.pause()",
+                                                        "Token.mint(address,uint256)"]}, [])
+
+
 @pytest.mark.parametrize(("data", "message"), [
     ("{", "is not valid JSON"),
     ({"fuzzing": []}, "fuzzing must be an object"),
