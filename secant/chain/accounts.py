@@ -63,14 +63,17 @@ class Sender:
         return f"{self.name} ({self.hex})"
 
 
-def default_senders(users: int = 2, attackers: int = 2) -> tuple[Sender, ...]:
+def default_senders(users: int = 2, attackers: int = 2,
+                    deployer: int | None = None) -> tuple[Sender, ...]:
     """Return the deployer, then ``users`` trusted users, then ``attackers`` attackers.
 
-    Names are ``deployer``, ``user1``.., ``attacker1``..; the deployer always comes first.
+    Names are ``deployer``, ``user1``.., ``attacker1``..; the deployer always comes first,
+    at ``deployer`` when given (Echidna's ``deployer``, Medusa's ``deployerAddress``).
     """
     if users < 0 or attackers < 0:
         raise ValueError("the number of users and attackers cannot be negative")
-    senders = [Sender(derived_address("sender deployer"), Role.DEPLOYER, "deployer")]
+    senders = [Sender(derived_address("sender deployer") if deployer is None else deployer,
+                      Role.DEPLOYER, "deployer")]
     senders += [Sender(derived_address(f"sender user{i}"), Role.USER, f"user{i}")
                 for i in range(1, users + 1)]
     senders += [Sender(derived_address(f"sender attacker{i}"), Role.ATTACKER, f"attacker{i}")

@@ -80,7 +80,7 @@ class ChainConfig:
     every generated constructor argument. ``cheatcodes`` installs the Foundry/HEVM
     cheatcodes (:mod:`secant.chain.cheatcodes`) for every call; ``assertions_revert`` is
     forge's setting of that name (False: a failing ``vm.assert*`` sets forge's failure flag
-    instead of reverting).
+    instead of reverting). ``deployer`` is the deployer's address (None: secant's own).
     """
 
     fork: Fork = CANCUN
@@ -96,6 +96,7 @@ class ChainConfig:
     unlimited_code_size: bool = False
     cheatcodes: bool = True
     assertions_revert: bool = True
+    deployer: int | None = None
 
 
 SETUP_GAS = 1 << 30
@@ -170,8 +171,8 @@ class TestChain:
         self.seed = self.config.seed
         self.state = WorldState()
         self.blocks = BlockEnvironment(self.config.block)
-        self.senders: tuple[Sender, ...] = default_senders(self.config.users,
-                                                           self.config.attackers)
+        self.senders: tuple[Sender, ...] = default_senders(
+            self.config.users, self.config.attackers, self.config.deployer)
         for sender in self.senders:
             self.state.set_account(sender.address, balance=self.config.balance)
         self.book = AddressBook()

@@ -54,6 +54,15 @@ def _addresses(value: Any) -> list[str]:
     return [f"0x{_integer(item):040x}" for item in items]
 
 
+def _address(value: Any) -> str:
+    return f"0x{_integer(value):040x}"
+
+
+def _above_eip170(value: Any) -> bool:
+    """Whether a code size limit lets larger code than EIP-170's 24,576 bytes deploy."""
+    return _integer(value) > 0x6000
+
+
 def _prefixes(value: Any) -> list[str]:
     return [str(item) for item in (value if isinstance(value, list) else [value])]
 
@@ -72,6 +81,8 @@ KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "maxTimeDelay": ("max-time-delay", _integer),
     "maxBlockDelay": ("max-block-delay", _integer),
     "allContracts": ("all-contracts", bool),
+    "deployer": ("deployer", _address),
+    "codeSize": ("unlimited-code-size", _above_eip170),
 }
 """Echidna's key -> (secant's option, the value converted to what the option takes)."""
 

@@ -33,6 +33,7 @@ from secant.cli.options import (
     ConfigFlag,
     ContractFlag,
     DeployArgFlag,
+    DeployerFlag,
     DeployFlag,
     ExcludeFunctionFlag,
     ForceFlag,
@@ -157,6 +158,7 @@ def fuzz_command(
     balance: BalanceFlag = DEFAULT_BALANCE,
     all_contracts: AllContractsFlag = False,
     sender: SenderFlag = None,
+    deployer: DeployerFlag = None,
     block_number: BlockNumberFlag = None,
     block_time: BlockTimeFlag = None,
     match_contract: MatchContractFlag = None,
@@ -362,6 +364,7 @@ def _fuzz(
     harness: str = "auto",
     only_function: list[str] | None = None,
     exclude_function: list[str] | None = None,
+    deployer: str | None = None,
     given: frozenset[str] = frozenset(),
 ) -> None:
     """The fuzz command once its options are settled (flags over secant.toml).
@@ -463,7 +466,9 @@ def _fuzz(
                           FunctionFilter(tuple(only_function or ()),
                                          tuple(exclude_function or ())))
     chain_config = ChainConfig(fork=chosen_fork, seed=seed, balance=balance,
-                               unlimited_code_size=unlimited_code_size)
+                               unlimited_code_size=unlimited_code_size,
+                               deployer=(None if deployer is None
+                                         else _address(deployer, "--deployer")))
     campaign_config = CampaignConfig(fuzz=config, out=out, prefix_cache=not no_prefix_cache,
                                      oracles=chosen_oracles, shrink_limit=shrink_limit)
     if resume is None:
@@ -605,17 +610,19 @@ def _senders(given: list[str] | None) -> list[int] | None:
     """The ``--sender`` addresses (None: the default senders)."""
     if not given:
         return None
-    senders = []
-    for text in given:
-        try:
-            address = int(text, 0)
-        except ValueError:
-            address = -1
-        if not 0 < address < 1 << 160:
-            raise SecantError(f"--sender {text!r} is not an address",
-                              "write it in hex like 0x10000 (or a positive number)")
-        senders.append(address)
-    return senders
+    return [_address(text, "--sender") for text in given]
+
+
+def _address(text: str, option: str) -> int:
+    """An address given to ``option``."""
+    try:
+        address = int(text, 0)
+    except ValueError:
+        address = -1
+    if not 0 < address < 1 << 160:
+        raise SecantError(f"{option} {text!r} is not an address",
+                          "write it in hex like 0x10000 (or a positive number)")
+    return address
 
 
 def _panic_codes(text: str | None) -> frozenset[int] | None:

@@ -24,7 +24,7 @@ PANIC_FLAGS = {
 }
 """Medusa's ``panicCodeConfig`` switches and the Solidity panic code each reports."""
 
-_NOT_APPLIED = ("testLimit", "deployerAddress", "constructorArgs", "targetContractsBalances",
+_NOT_APPLIED = ("testLimit", "constructorArgs", "targetContractsBalances",
                 "corpusDirectory")
 """``fuzzing`` settings that change the campaign but have no secant equivalent yet
 (``testLimit`` counts transactions, where ``--execs`` counts test cases)."""
@@ -59,6 +59,8 @@ def medusa_table(path: Path) -> tuple[dict[str, Any], list[str]]:
                             ("excludeFunctionSignatures", "exclude-function")):
             if fuzzing.get(key):
                 table[option] = [str(signature) for signature in fuzzing[key]]
+        if fuzzing.get("deployerAddress"):
+            table["deployer"] = str(fuzzing["deployerAddress"])
         if fuzzing.get("senderAddresses"):
             table["sender"] = [str(a) for a in fuzzing["senderAddresses"]]
         targets = [str(name) for name in fuzzing.get("targetContracts") or []]
@@ -71,6 +73,9 @@ def medusa_table(path: Path) -> tuple[dict[str, Any], list[str]]:
     except (TypeError, ValueError) as exc:
         raise MedusaConfigError(f"{path}: {exc}", "give the setting as Medusa documents it"
                                 ) from None
+    chain = _section(fuzzing, "testChainConfig", path)
+    if chain.get("codeSizeCheckDisabled", True):  # Medusa's default: no size limit
+        table["unlimited-code-size"] = True
     assertion = _section(testing, "assertionTesting", path)
     prop = _section(testing, "propertyTesting", path)
     if prop.get("testPrefixes"):

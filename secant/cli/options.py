@@ -30,6 +30,10 @@ BalanceFlag = Annotated[int, typer.Option(
 SenderFlag = Annotated[list[str] | None, typer.Option(
     "--sender", metavar="ADDRESS", help="An address that sends transactions (repeat; "
                                         "default: three users and two attackers).")]
+DeployerFlag = Annotated[str | None, typer.Option(
+    "--deployer", metavar="ADDRESS", help="The address that deploys the contracts (Echidna's "
+                                          "deployer, Medusa's deployerAddress; default: "
+                                          "secant's own deployer account).")]
 TimeFlag = Annotated[str | None, typer.Option(
     "--time", help="Wall-time budget of the whole run from the start of fuzzing, "
                    "shrinking and reports included, shared by its campaigns, e.g. 30s, 5m, "

@@ -9,6 +9,7 @@ from secant.chain.accounts import DEFAULT_BALANCE, Role
 from secant.chain.errors import ConstructorArgumentError, UnknownFunction
 from secant.compile import NoDeployableContract, UnknownContract
 from secant.compile.srcmap import instruction_offsets
+from secant.evm.instructions.system import create_address
 
 from .conftest import ETHER, SOLIDITY, chain_fixture, compiled, needs_node
 
@@ -31,6 +32,14 @@ def test_five_senders_with_large_balances(solc_installed: list[str]) -> None:
     assert [s.name for s in other.senders] == [
         "deployer", "user1", "attacker1", "attacker2", "attacker3"]
     assert other.sender("attacker1") == chain.sender("attacker1")  # same addresses everywhere
+
+
+def test_the_deployer_may_be_given_as_echidna_and_medusa_give_it(solc_installed: list[str]
+                                                                  ) -> None:
+    chain = TestChain.setup(chain_fixture("Inherit.sol"), config=ChainConfig(deployer=0x30000))
+    assert chain.deployer.address == 0x30000 and chain.balance(0x30000) == DEFAULT_BALANCE
+    main = chain.main
+    assert main is not None and main.address == create_address(0x30000, 0)
 
 
 def test_constructor_arguments_from_strings(solc_installed: list[str]) -> None:

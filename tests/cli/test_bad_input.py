@@ -51,3 +51,15 @@ def test_an_abi_that_is_not_a_list_of_entries_is_refused(tmp_path: Path, name: s
                    cwd=tmp_path)
     assert_one_line(proc, message, tmp_path)
     assert "JSON list of entries" in proc.stderr
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--deployer", "zero", "--deployer 'zero' is not an address"),
+    ("--only-function", "Baz.nothing()", "no function is left to call: --only-function "
+                                         "Baz.nothing()"),
+])
+def test_a_bad_deployer_or_function_filter_is_one_line(tmp_path: Path, option: str, value: str,
+                                                       message: str) -> None:
+    proc = run_cli("fuzz", str(EXAMPLES / "Baz.sol"), "--execs", "10", option, value,
+                   cwd=tmp_path)
+    assert_one_line(proc, message, tmp_path)

@@ -47,10 +47,18 @@ def test_keys_with_an_equivalent_become_options_and_the_rest_a_note(tmp_path: Pa
         "oracles": "assertion", "property-prefix": ["check_"], "max-sequence-length": 20,
         "execs": 5000, "time": "90s", "shrink-limit": 16,
         "sender": [f"0x{0x10000:040x}", f"0x{0x20000:040x}"], "value": 1000,
-        "all-contracts": True}
+        "all-contracts": True, "deployer": f"0x{0x30000:040x}"}
     # An empty filterFunctions filters nothing, so it needs no note.
     assert notes == ["echidna.yaml: not read (no secant equivalent yet): corpusDir, "
-                     "deployer, cryticArgs"]
+                     "cryticArgs"]
+
+
+@pytest.mark.parametrize(("size", "unlimited"), [(0x6000, False), (0x10000, True)])
+def test_a_code_size_above_eip170_lifts_the_limit(tmp_path: Path, size: int,
+                                                  unlimited: bool) -> None:
+    path = tmp_path / "echidna.yaml"
+    path.write_text(f"codeSize: {size:#x}\n")
+    assert echidna_table(path) == ({"unlimited-code-size": unlimited}, [])
 
 
 @pytest.mark.parametrize(("blacklist", "option"), [("", "exclude-function"),

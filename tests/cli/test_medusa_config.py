@@ -25,8 +25,8 @@ def test_the_settings_with_an_equivalent_become_options() -> None:
         "max-sequence-length": 12, "max-block-delay": 60480, "max-time-delay": 604800,
         "sender": ["0x10000", "0x20000"], "contract": "CryticTester",
         "property-prefix": ["invariant_", "property_"], "oracles": "assertion,property",
-        "panic-codes": "0x01,0x11"}
-    assert notes == ["medusa.json: not read (no secant equivalent yet): fuzzing.deployerAddress"]
+        "panic-codes": "0x01,0x11", "deployer": "0x30000", "unlimited-code-size": True}
+    assert notes == []
 
 
 def test_target_contracts_deploy_in_order_and_the_last_is_the_main_one(tmp_path: Path
@@ -36,7 +36,7 @@ def test_target_contracts_deploy_in_order_and_the_last_is_the_main_one(tmp_path:
                                             "propertyTesting": {"enabled": False}}}})
     table, notes = medusa_table(path)
     assert table == {"contract": "Vault", "deploy": ["Token"], "time": "90s",
-                     "oracles": "assertion"}
+                     "oracles": "assertion", "unlimited-code-size": True}
     assert notes == ["medusa.json: not read (no secant equivalent yet): fuzzing.testLimit"]
 
 
@@ -47,7 +47,13 @@ def test_target_and_excluded_function_signatures_filter_the_functions(tmp_path: 
         "excludeFunctionSignatures": ["Vault.pause()", "Token.mint(address,uint256)"]}})
     assert medusa_table(path) == ({"only-function": ["Vault.deposit(uint256)"],
                                    "exclude-function": ["Vault.pause()",
-                                                        "Token.mint(address,uint256)"]}, [])
+                                                        "Token.mint(address,uint256)"],
+                                   "unlimited-code-size": True}, [])
+
+
+def test_the_code_size_check_is_off_unless_the_file_turns_it_on(tmp_path: Path) -> None:
+    on = write(tmp_path, {"fuzzing": {"testChainConfig": {"codeSizeCheckDisabled": False}}})
+    assert medusa_table(on) == ({}, [])
 
 
 @pytest.mark.parametrize(("data", "message"), [
