@@ -79,6 +79,9 @@ class CampaignConfig:
     # With ``out``: coverage.lcov, coverage/, coverage.png/.svg, frontier.json,
     # findings.sarif and reproducers/ at the end.
     reports: bool = True
+    # Whether the main contract runs as a Foundry test contract, whose reproducer calls its
+    # setUp() (None: guessed from its functions, as --harness auto guesses).
+    test_contract: bool | None = None
 
 
 # What a time budget keeps back from fuzzing (docs/configuration.md, "The time budget").
@@ -477,7 +480,8 @@ class Campaign(FuzzListener):
         from secant.report.findings import write_finding_reports
 
         try:
-            write_finding_reports(out, self.chain, list(self.findings.values()), self.oracles)
+            write_finding_reports(out, self.chain, list(self.findings.values()), self.oracles,
+                                  self.config.test_contract)
         except Exception as exc:  # a report bug must not cost the campaign its findings
             self.notes.append(f"SARIF and reproducers not written: {type(exc).__name__}: "
                               f"{exc}")

@@ -32,6 +32,7 @@ from typing import Any
 
 from secant import __version__
 from secant.campaign.campaign import CampaignConfig
+from secant.campaign.function_filter import FunctionFilter
 from secant.campaign.plan import Selection
 from secant.chain.blockenv import BlockSettings
 from secant.chain.chain import ChainConfig
@@ -150,6 +151,8 @@ def describe(*, inputs: Sequence[Path], project: bool, foundry: bool,
         "match_contract": selection.match_contract,
         "match_test": selection.match_test,
         "harness": selection.harness,
+        "functions": {"only": list(selection.functions.only),
+                      "exclude": list(selection.functions.exclude)},
         "oracles": None if selection.oracles is None else list(selection.oracles),
         "property_prefixes": (None if selection.property_prefixes is None
                               else list(selection.property_prefixes)),
@@ -242,7 +245,10 @@ def _recorded(data: Mapping[str, Any]) -> Recorded:
                  else [int(s, 16) for s in target["senders"]]),
         block_number=target["block_number"], block_time=target["block_time"],
         # Manifests written before --harness existed guessed the style.
-        harness=target.get("harness", "auto"))
+        harness=target.get("harness", "auto"),
+        functions=FunctionFilter(
+            tuple((target.get("functions") or {}).get("only", ())),
+            tuple((target.get("functions") or {}).get("exclude", ()))))
     chain = dict(data["chain"])
     known = {f.name for f in fields(ChainConfig)}
     chain_config = ChainConfig(**{

@@ -245,6 +245,7 @@ def _system_plans(compilations: Sequence[Compilation], selection: Selection,
         all_contracts=selection.all_contracts)
     functions, filtered = selection.functions.apply(functions, _contract_names(chain))
     notes += filtered
+    config = replace(config, test_contract=False)
     return [CampaignPlan(main.name, main.name, make_chain, config, functions,
                          list(selection.senders) if selection.senders else None,
                          oracles=_oracles(selection, tests), notes=notes)]
@@ -312,7 +313,7 @@ def _foundry_plans(compilations: Sequence[Compilation], name: str, selection: Se
     """The invariant and fuzz-test campaigns of one test contract."""
     chain_config = replace(selection.first_block(chain_config, foundry=True),
                            assertions_revert=selection.forge.assertions_revert)
-    config, applied = _forge_config(selection, config)
+    config, applied = _forge_config(selection, replace(config, test_contract=True))
     first = set_up(compilations, name, chain_config, selection.senders)
     spare = [first]
 

@@ -23,13 +23,15 @@ SARIF_FILE = "findings.sarif"
 
 
 def write_finding_reports(out: Path, chain: TestChain, findings: Sequence[Finding],
-                          oracles: Sequence[Oracle]) -> dict[str, Any]:
+                          oracles: Sequence[Oracle], test_contract: bool | None = None
+                          ) -> dict[str, Any]:
     """Write the reproducers and the SARIF log of ``findings`` into ``out``.
 
     Returns what was written: ``{"sarif": "findings.sarif", "reproducers": {test: ...}}``
     with paths relative to ``out``. ``chain`` is the campaign's first chain; it is left
-    in its sealed state.
+    in its sealed state. ``test_contract`` says whether the main contract ran as a Foundry
+    test contract (None: guessed).
     """
-    tests = write_reproducers(chain, findings, out)
+    tests = write_reproducers(chain, findings, out, test_contract)
     write_sarif(out / SARIF_FILE, findings, oracles, source_root(chain), tests)
     return {"sarif": SARIF_FILE, "reproducers": sorted(set(tests.values()))}

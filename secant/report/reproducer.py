@@ -82,12 +82,15 @@ def reproducer_name(chain: TestChain) -> str:
 
 
 def write_reproducers(chain: TestChain, findings: Sequence[Finding],
-                      out: Path) -> dict[tuple[Any, ...], str]:
+                      out: Path, test_contract: bool | None = None
+                      ) -> dict[tuple[Any, ...], str]:
     """Write ``out/reproducers/<Main>.t.sol`` for ``findings``; each finding's test.
 
     Returns the test of each finding by key, as ``reproducers/<Main>.t.sol:Contract.test``
     (relative to ``out``); nothing is written without findings. ``chain`` is the campaign's
     (first worker's) chain; it is reset to its sealed state and left there.
+    ``test_contract`` says whether its main contract ran as a Foundry test contract (its
+    setUp() is called) or as a contract or harness (None: guessed from its functions).
     """
     if chain.main is None:
         return {}
@@ -97,18 +100,19 @@ def write_reproducers(chain: TestChain, findings: Sequence[Finding],
         # No finding this time: an earlier run's reproducer in the folder is stale.
         path.unlink(missing_ok=True)
         return {}
-    writer = _Writer(chain)
+    writer = _Writer(chain, test_contract)
     source = writer.source(findings)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, source)
     return {key: f"{relative}:{writer.contract}.{test}" for key, test in writer.tests.items()}
 
 
-def reproducer_source(chain: TestChain, findings: Sequence[Finding]) -> str | None:
+def reproducer_source(chain: TestChain, findings: Sequence[Finding],
+                      test_contract: bool | None = None) -> str | None:
     """The Solidity of the reproducer of ``findings`` on ``chain`` (None: no finding)."""
     if not findings or chain.main is None:
         return None
-    return _Writer(chain).source(findings)
+    return _Writer(chain, test_contract).source(findings)
 
 
 # ------------------------------------------------------------------------------- helpers
@@ -187,6 +191,7 @@ class _Writer:
     """Builds one reproducer file (see the module docstring)."""
 
     chain: TestChain
+    test_contract: bool | None = None
     names: dict[int, str] = field(default_factory=dict)
     constants: list[str] = field(default_factory=list)
     imports: dict[str, list[str]] = field(default_factory=dict)
@@ -200,9 +205,10 @@ class _Writer:
         chain.reset()
         self.main = chain.main
         assert self.main is not None
-        self.foundry = is_test_contract(self.main.abi.functions,
-                                        constructs=self.main.abi.constructor is not None,
-                                        name=self.main.name)
+        self.foundry = (self.test_contract if self.test_contract is not None else
+                        is_test_contract(self.main.abi.functions,
+                                         constructs=self.main.abi.constructor is not None,
+                                         name=self.main.name))
         self.target = ContractTarget(chain, frozenset())
         taken: set[str] = set()
         for sender in chain.senders:

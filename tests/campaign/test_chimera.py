@@ -134,16 +134,20 @@ def test_test_contracts_are_told_from_harnesses(names: tuple[str, ...], style: s
 def test_the_harness_option_overrides_the_guess(project: Path) -> None:
     compilations = load([project])
 
-    def slugs(**selection: Any) -> list[str]:
-        return [p.slug for p in plan(compilations, Selection(**selection), ChainConfig(),
-                                     CampaignConfig(FuzzConfig(seed=0, max_execs=10)),
-                                     project=True)]
+    def slugs(**selection: Any) -> list[tuple[str, bool | None]]:
+        # Each campaign with whether its reproducers treat the contract as a test contract.
+        return [(p.slug, p.config.test_contract)
+                for p in plan(compilations, Selection(**selection), ChainConfig(),
+                              CampaignConfig(FuzzConfig(seed=0, max_execs=10)),
+                              project=True)]
 
     # A folder runs every contract forge would, each in its own style.
-    assert slugs(match_contract="^Crytic") == ["CryticTester", "CryticToFoundry-invariants"]
+    assert slugs(match_contract="^Crytic") == [("CryticTester", False),
+                                               ("CryticToFoundry-invariants", True)]
     assert slugs(match_contract="^CryticTester$", harness="foundry") == [
-        "CryticTester-invariants"]
-    assert slugs(match_contract="^CryticToFoundry$", harness="echidna") == ["CryticToFoundry"]
+        ("CryticTester-invariants", True)]
+    assert slugs(match_contract="^CryticToFoundry$", harness="echidna") == [
+        ("CryticToFoundry", False)]
 
 
 @needs_node

@@ -14,6 +14,7 @@ from typer.testing import CliRunner, Result
 
 from secant import __version__
 from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.function_filter import FunctionFilter
 from secant.campaign.manifest import (
     SCHEMA_VERSION,
     Manifest,
@@ -56,12 +57,15 @@ def test_a_manifest_reads_back_into_what_built_the_campaign() -> None:
                           oracles=["assertion"], property_prefixes=["check_"],
                           panic_codes=frozenset({0x01, 0x11}), deploy=[("Token", ["7"])],
                           all_contracts=True, senders=[0x10000, 0x20000], block_number=9,
-                          block_time=99, harness="echidna")
+                          block_time=99, harness="echidna",
+                          functions=FunctionFilter(("deposit",), ("Vault.pause()",)))
     chain_config = ChainConfig(fork=get_fork("shanghai"), balance=123, seed=4,
-                               unlimited_code_size=True, block=BlockSettings(number=3))
+                               unlimited_code_size=True, block=BlockSettings(number=3),
+                               deployer=0x30000)
     config = CampaignConfig(FuzzConfig(seed=4, max_execs=77, max_time=2.5, schedule="afl",
                                        sequences="eager", adaptive_share=0.5),
-                            prefix_cache=False, oracles=["assertion"], shrink_limit=12)
+                            prefix_cache=False, oracles=["assertion"], shrink_limit=12,
+                            test_contract=False)
     given = CompileOptions(optimize=True, remappings=("a/=b/",))
     runs = [Compilation([], {}, ("src/Vault.sol",), "solc 0.8.21", "solc")]
     manifest = describe(inputs=[Path("src")], project=True, foundry=True,

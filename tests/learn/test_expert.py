@@ -219,10 +219,12 @@ def test_zero_value_starts_every_type_at_zero_with_one_dynamic_element(vt: VType
 def test_secant_expert_writes_the_dataset_and_the_summary(tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["expert", str(LOCKBOX), "--execs", "12", "--out",
-                                      str(out), "--quiet", "--shrink-limit", "0"])
+                                      str(out), "--quiet", "--shrink-limit", "0",
+                                      "--harness", "echidna"])
     assert result.exit_code == 0, result.output
     assert "dataset:" in result.output
     summary = json.loads((out / "summary.json").read_text())
+    assert summary["manifest"]["target"]["harness"] == "echidna"  # --harness is honoured
     assert summary["expert"]["chosen"] == summary["execs"]
     assert any(f["kind"] == "assertion" for f in summary["findings"])
     header, steps = read_dataset(out / "dataset.jsonl")

@@ -207,6 +207,28 @@ def test_a_reproducer_names_accounts_moves_blocks_and_tolerates_reverts() -> Non
 
 
 @needs_node
+def test_set_up_is_called_only_when_the_contract_ran_as_a_test_contract(tmp_path: Path
+                                                                        ) -> None:
+    # --harness decides how a contract with setUp() runs; its reproducer follows the choice.
+    source_file = tmp_path / "Both.sol"
+    source_file.write_text("pragma solidity ^0.8.20;\ncontract Both {\n    uint256 public n;\n"
+                           "    function setUp() public { n = 1; }\n"
+                           "    function bump() public { n += 1; }\n"
+                           "    function invariant_small() public view returns (bool) "
+                           "{ return n < 9; }\n}\n")
+    chain = TestChain.setup(load([source_file]), contract="Both")
+    assert chain.main is not None
+    finding = Finding("assertion", "SWC-110", "Both", "bump", 0, None, "Panic(0x01)",
+                      ("assertion", chain.main.address, 0, 1),
+                      case=(Tx("bump()", (), chain.deployer.address),), oracle="assertion")
+    call = 'abi.encodeWithSignature("setUp()")'
+    guessed = reproducer_source(chain, [finding])
+    assert guessed is not None and call in guessed  # setUp() and an invariant: forge's
+    harness = reproducer_source(chain, [finding], test_contract=False)
+    assert harness is not None and call not in harness
+
+
+@needs_node
 def test_sources_forge_std_cannot_sit_beside_are_deployed_from_their_creation_code() -> None:
     jar = ROOT / "tests" / "fixtures" / "vulnerabilities" / "leaking" / "MisnamedConstructor.sol"
     chain = TestChain.setup(load([jar]), contract="SavingsJar")  # solc 0.4.26
