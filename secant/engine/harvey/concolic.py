@@ -252,10 +252,11 @@ class ConcolicStage:
             if _state_only(record.variables):
                 # Decided by the state before the case alone: other inputs of this case
                 # cannot flip it; a writer of that state put before the reading
-                # transaction may.
+                # transaction may. The case ends at the reader: what came after it cannot
+                # matter to its branch, and a case at the length cap has room then.
                 found = None
                 for writer in self._writers(case, record.tx, record.variables):
-                    longer = case[:record.tx] + (writer,) + case[record.tx:]
+                    longer = case[:record.tx] + (writer, case[record.tx])
                     longer_run = self.trace(longer)
                     replayed += len(longer)
                     at = _flip_index(longer_run, side)

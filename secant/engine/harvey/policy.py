@@ -282,8 +282,12 @@ class HarveyPolicy(Policy):
 
     def _state_writers(self, case: TxSeq, index: int, slots: set[tuple[int, int]]
                        ) -> list[Tx]:
-        """For the concolic stage: calls that write ``slots``, read by ``case[index]``."""
-        if len(case) >= self.config.max_sequence_length:
+        """For the concolic stage: calls that write ``slots``, read by ``case[index]``.
+
+        The stage puts one before ``case[index]`` and ends the case there: there must be
+        room for ``index + 2`` transactions.
+        """
+        if index + 2 > self.config.max_sequence_length:
             return []
         return self.sequences.sequence_mutator.writers_of({slot for _, slot in slots},
                                                           case[index], self.rng)
