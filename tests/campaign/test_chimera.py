@@ -213,10 +213,10 @@ def test_the_projects_medusa_config_is_read(project: Path) -> None:
     proc = run_cli("fuzz", ".", "--config", "medusa.json", "--execs", "2000", "--seed", "1",
                    "--out", str(out), "--quiet", cwd=project)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.splitlines() == [
-        "note: medusa.json: not read (no secant equivalent yet): fuzzing.deployerAddress"]
+    assert proc.stderr.splitlines() == []  # every setting it makes is read
     summary = json.loads((out / "summary.json").read_text())
     assert summary["oracles"] == ["assertion", "property"]
+    assert summary["manifest"]["chain"]["deployer"] == 0x30000  # its deployerAddress
     assert sorted(f["oracle"] for f in summary["findings"]) == ["assertion", "property"]
     assert summary["manifest"]["target"]["contract"] == "CryticTester"
     assert summary["manifest"]["config"]["fuzz"]["max_sequence_length"] == 12
