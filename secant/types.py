@@ -30,6 +30,16 @@ Location = tuple[Any, ...]
 """One parameter of a test case (see the module docstring)."""
 
 
+def callee_key(address: int, slot: int) -> int:
+    """The ``Tx.storage`` key of ``slot`` of ``address``, a contract the called one calls."""
+    return (address << 256) | slot
+
+
+def storage_slot(key: int) -> int:
+    """The slot a ``Tx.storage`` key names (whichever contract's it is)."""
+    return key & ((1 << 256) - 1)
+
+
 @dataclass(frozen=True, slots=True)
 class Tx:
     """One transaction of a test case.
@@ -37,8 +47,9 @@ class Tx:
     ``function`` is the ABI signature (``transfer(address,uint256)``) or ``fallback`` /
     ``receive``; ``to`` is the called contract (None: the campaign's main contract).
     ``blocks``/``time`` advance the block number and timestamp before the transaction runs.
-    ``storage`` overrides the values that SLOADs of the called contract return (slot, value),
-    used by Harvey's aggressive mode only.
+    ``storage`` overrides the values that SLOADs return (key, value), used by Harvey's
+    aggressive mode only: a key below 2**256 is a slot of the called contract, a larger one
+    a slot of a contract it calls (``callee_key``).
     """
 
     function: str
@@ -201,7 +212,8 @@ class RunResult:
     ``branch_marks[i]`` is where step ``i`` of the case starts in it: the engine's cost
     metrics are the distances of the sides not taken. ``writes``/``write_marks`` are the
     writes to persistent state likewise (Harvey's arbitrary-write cost and the sequences'
-    data flow), ``reads`` the reads of the last step's own state (aggressive mode), and
+    data flow), ``reads`` the reads of the last step, as ``Tx.storage`` keys (aggressive
+    mode), and
     ``state_hash`` a digest of the state the case left (0: as it started). A target
     without persistent state leaves those four empty. ``path_id`` names the path; its
     scope (last step or all steps) is the target's.

@@ -21,7 +21,9 @@ SWC-120 (weak randomness from chain attributes) when the coinbase, prevrandao, a
 hash or the gas limit take part, else SWC-116 (block values as a proxy for time). A
 dependency of the amount is *certain*; one through a guard is *likely* (guards approximate
 control dependence from the trace). A time lock (``require(now >= releaseTime)``) is
-reported too: whether a few seconds of a validator's leeway matter is the reader's call.
+reported too, as is a schedule that pays an amount linear in the time (a reward per
+second staked, a vesting wallet's release): whether a few seconds of a validator's leeway
+matter is the reader's call.
 
 It looks only at targets that read a block value somewhere and can send ether, and replays
 a run with the dataflow recording only when a target paid ether in it from a site not yet

@@ -55,7 +55,7 @@ from secant.engine.harvey.policy import HarveyPolicy
 from secant.evm.costs import MOD, SIGN, flip_cost
 from secant.evm.opcodes import JUMPI, PUSH0, PUSH1, PUSH32
 from secant.report.coverage import CodeCoverage, is_user_source
-from secant.types import RunResult, TxSeq, case_to_json
+from secant.types import RunResult, TxSeq, case_to_json, storage_slot
 
 BranchSide = tuple[bytes, int, bool]
 """(code hash, JUMPI pc, wanted side: True for the jump)."""
@@ -462,8 +462,8 @@ def observe(side: BranchSide, case: TxSeq, run: Callable[[TxSeq], RunResult],
     _, tx, (relation, lhs, rhs, taken) = best
     if tx < len(case) - 1:
         result = run(case[:tx + 1])
-    reads = {(code_hashes.get(address, b""), slot): value
-             for step, address, slot, value in result.reads if step == tx}
+    reads = {(code_hashes.get(address, b""), storage_slot(key)): value
+             for step, address, key, value in result.reads if step == tx}
     reverted: dict[tuple[bytes, int], str] = {}
     marks = result.write_marks
     for step in range(min(tx, len(marks))):

@@ -564,7 +564,9 @@ class ShadowTracker:
         shadow = self._stack
         self._concrete(frame, pc, SLOAD, shadow[-1], slot, "storage key")
         address = context.address
-        if address == self._override_address and slot in self._overrides:
+        overrides = self._overrides
+        if overrides and (slot if address == self._override_address
+                          else (address << 256) | slot) in overrides:
             shadow[-1] = None  # the case fixes this read (aggressive mode)
             return
         storage = self.run.storage

@@ -16,8 +16,9 @@ What it always records for a whole test case (the engine reads it):
 * ``branches``: every JUMPI in order as ``(code_hash, pc, taken, relation, lhs, rhs)`` with
   ``branch_marks[i]`` the index where transaction ``i`` starts (cost vectors, path ids);
 * ``sstores``: ``(code_hash, pc, slot)`` with ``sstore_marks`` likewise (arbitrary-write
-  costs), ``sloads``: ``(tx, address, slot, value)`` of the watched contract's reads (the
-  called contract of the last transaction: Harvey's aggressive mode fuzzes them), and
+  costs), ``sloads``: ``(tx, address, key, value)`` of the last transaction's reads (its
+  called contract's by slot, those of the contracts it calls by ``types.callee_key``:
+  Harvey's aggressive mode fuzzes them), and
   ``written``: every ``(address, slot)`` written, with its value before the case (the
   state hash of the sequence pools);
 
@@ -575,15 +576,25 @@ class TraceRecorder(Inspector):
             self.edges.update(sides)
 
     def on_sload(self, frame: Frame, pc: int, slot: int, value: int) -> int:
-        """Record reads of the target; apply aggressive-mode overrides."""
+        """Record the reads of a watched transaction; apply aggressive-mode overrides.
+
+        The called contract's reads are keyed by slot, those of the contracts it calls
+        by ``callee_key``: a handler reads the system it drives through calls, and those
+        reads are what the demand-driven sequences must see (Harvey's aggressive probes
+        override them like the handler's own).
+        """
         if self._record_storage:
             self.accesses.append(AccessEvent(self.tx, LOAD, frame.depth, frame.address,
                                              slot, pc, value))
-        if frame.address == self.override_address:
-            self.sloads.append((self.tx, frame.address, slot, value))
-            overrides = self.overrides
-            if slot in overrides:
-                return overrides[slot]
+        watched = self.override_address
+        if watched is None:
+            return value
+        address = frame.address
+        key = slot if address == watched else (address << 256) | slot
+        self.sloads.append((self.tx, address, key, value))
+        overrides = self.overrides
+        if key in overrides:
+            return overrides[key]
         return value
 
     def on_sstore(self, frame: Frame, pc: int, slot: int, old: int, new: int) -> None:

@@ -42,7 +42,11 @@ def test_no_oracle_reports_a_correct_openzeppelin_contract(project: Path,
     campaign = Campaign(chain, CampaignConfig(FuzzConfig(seed=0, max_execs=1500)))
     summary = campaign.run()
     assert summary["oracles"] == list(available())  # every registered oracle judged it
-    assert summary["findings"] == []
+    # A vesting wallet pays out an amount linear in block.timestamp once it holds ether and
+    # time passed: the block-dependency oracle reports such a payout by design, as it
+    # reports StakeReward's reward per second (docs/oracles.md). Nothing else may report.
+    by_design = {"Vesting": {"block-dependency"}}.get(contract, set())
+    assert {f["oracle"] for f in summary["findings"]} <= by_design, summary["findings"]
     assert summary["execs"] == 1500 and summary["branches_covered"] > 0
 
 

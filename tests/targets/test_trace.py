@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from secant.compile import Compilation, load
 from secant.evm.opcodes import CALL, CREATE
 from secant.targets.contract import ContractRun, ContractTarget
 from secant.targets.trace import RECORDINGS, TraceRecorder, TransitionRecorder, make_recorder
-from secant.types import Tx
+from secant.types import Tx, callee_key, storage_slot
 from tests.compile.conftest import needs_node
 
 SEAMS = Path(__file__).resolve().parents[1] / "fixtures" / "campaign" / "Seams.sol"
@@ -81,3 +82,21 @@ def test_recorders_by_recording() -> None:
     assert type(make_recorder({"transitions", "calls"})) is TransitionRecorder
     with pytest.raises(ValueError, match="unknown recording"):
         TraceRecorder({"taint"})
+
+
+@needs_node
+def test_a_handler_s_reads_of_the_contracts_it_calls_are_recorded_and_overridable() -> None:
+    # Harvey's aggressive mode sees (and fakes) what a handler reads through its calls.
+    reads_fixture = Path(__file__).resolve().parents[1] / "fixtures" / "harnesses"
+    chain = TestChain.setup(load([reads_fixture / "PropertyReads.sol"]), contract="ReadSets")
+    ledger = next(c.address for c in chain.contracts if c.name == "Ledger")
+    target = ContractTarget(chain)
+    user = chain.sender("user1").address
+    deposit = Tx("deposit(uint256)", (5,), user)
+    run = target.run((deposit,))
+    keys = {key for _, _, key, _ in run.reads}
+    assert 0 in keys  # the handler's own `ledger` (slot 0)
+    assert callee_key(ledger, 0) in keys  # the ledger's `total`, read by the call
+    assert storage_slot(callee_key(ledger, 0)) == 0
+    target.run((replace(deposit, storage=((callee_key(ledger, 0), 1000),)),))
+    assert chain.state.storage_at(ledger, 0) == 1005  # total += 5 on the faked 1000

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 from secant.engine.harvey.dataflow import SlotKey, SlotNames, align, links
 from secant.engine.mutators import Mutator
-from secant.types import RunResult, Tx, TxSeq
+from secant.types import RunResult, Tx, TxSeq, storage_slot
 
 FunctionKey = tuple[int | None, str]
 """(contract address or None for the main one, signature)."""
@@ -136,7 +136,9 @@ class SequenceMutator:
                     self.names.name(slot, tx) for _, _, slot in sstores[start:end])
         last = len(result.case) - 1
         reader = result.case[last]
-        read = {self.names.name(slot, reader) for tx, _, slot, _ in result.reads
+        # A read of a contract the reader calls is named by its slot, as writes are (a
+        # handler's calls write and read the system it drives).
+        read = {self.names.name(storage_slot(key), reader) for tx, _, key, _ in result.reads
                 if tx == last}
         if read:
             self.reads.setdefault((reader.to, reader.function), set()).update(read)
