@@ -119,6 +119,7 @@ class LoopClock:
 
     seconds: float = 0.0
     execs: int = 0
+    steps: int = 0  # transactions run (a resumed prefix's are not)
     inside: bool = False  # a fuzz inside a fuzz is already timed
 
 
@@ -135,6 +136,7 @@ def driver(arguments: list[str]) -> int:
             original(self, execs)
             return
         before = self.stats.execs
+        steps = getattr(self.stats, "steps_run", 0)
         clock.inside = True
         started = time.perf_counter()
         try:
@@ -142,6 +144,7 @@ def driver(arguments: list[str]) -> int:
         finally:
             clock.seconds += time.perf_counter() - started
             clock.execs += self.stats.execs - before
+            clock.steps += getattr(self.stats, "steps_run", 0) - steps
             clock.inside = False
 
     Fuzzer.fuzz = timed_fuzz  # type: ignore[method-assign]
@@ -159,6 +162,7 @@ def driver(arguments: list[str]) -> int:
         error = f"{type(exc).__name__}: {exc}"
     sys.stdout.flush()
     print(MARKER + json.dumps({"loop_seconds": clock.seconds, "loop_execs": clock.execs,
+                               "loop_steps": clock.steps,
                                "exit_code": exit_code, "error": error,
                                "secant": secant.__file__}), flush=True)
     return 0
@@ -322,6 +326,7 @@ class Run:
     failed: str = ""  # why, when the run gave no figures
     loop_seconds: float = 0.0
     loop_execs: int = 0
+    loop_steps: int = 0
     wall_seconds: float = 0.0
     summary_execs: int = 0
     findings: list[list[str]] = field(default_factory=list)  # [oracle, contract]
@@ -333,6 +338,11 @@ class Run:
     def rate(self) -> float:
         """Executions per second of the fuzzing loop."""
         return self.loop_execs / self.loop_seconds if self.loop_seconds else 0.0
+
+    @property
+    def step_rate(self) -> float:
+        """Transactions per second of the fuzzing loop (0: not reported)."""
+        return self.loop_steps / self.loop_seconds if self.loop_seconds else 0.0
 
     def shell(self) -> str:
         """The command as one shell line."""
@@ -416,6 +426,7 @@ def measure(run: Run, version: Version, arguments: list[str],
         return
     run.loop_seconds = float(reported["loop_seconds"])
     run.loop_execs = int(reported["loop_execs"])
+    run.loop_steps = int(reported.get("loop_steps", 0))
     run.summary_execs = sum(int(s.get("execs", 0)) for s in found)
     run.findings = [[f.get("oracle") or f.get("kind") or "?", f.get("contract") or "?"]
                     for s in found for f in s.get("findings", [])]
@@ -453,6 +464,15 @@ class Row:
     def speed_up(self) -> float | None:
         head, base = self.rate("head"), self.rate("base")
         return head / base if head and base else None
+
+    def step_speed_up(self) -> float | None:
+        """Head against base in transactions per second: the figure that does not depend
+        on how long the cases are (an invariant suite's grow)."""
+        heads = [r.step_rate for r in self.ran("head") if r.step_rate]
+        bases = [r.step_rate for r in self.ran("base") if r.step_rate]
+        if not heads or not bases:
+            return None
+        return statistics.median(heads) / statistics.median(bases)
 
     def oracle_cost(self, version: str) -> float | None:
         """``1 - default / assert``: what every oracle costs against the assertion oracle."""
@@ -508,14 +528,15 @@ def ratio_cell(value: float | None, suffix: str) -> str:
 def table_rows(rows: list[Row], configs: Sequence[str]) -> list[list[str]]:
     """The header and a line per target, as cells."""
     header = ["target", "execs", *(f"{c} exec/s" for c in configs), "head/base",
-              "oracle cost head", "oracle cost base", "wall s", "findings", "expected found",
-              "branches"]
+              "head/base tx/s", "oracle cost head", "oracle cost base", "wall s", "findings",
+              "expected found", "branches"]
     lines = [header]
     for row in rows:
         lines.append([
             row.target.name, f"{row.execs:,}",
             *(rate_cell(row, c) for c in configs),
             ratio_cell(row.speed_up(), "x"),
+            ratio_cell(row.step_speed_up(), "x"),
             ratio_cell(row.oracle_cost("head"), "%"),
             ratio_cell(row.oracle_cost("base"), "%"),
             per_config(row, configs, lambda runs: spread([r.wall_seconds for r in runs],
@@ -736,7 +757,8 @@ def main(argv: list[str] | None = None) -> int:
 
     lines = table_rows(rows, args.configs)
     defaults = [c for c in args.configs if not c.endswith("-assert")]
-    legend = (f"exec/s: the fuzzing loop's executions per second; -assert: --oracles "
+    legend = (f"exec/s: the fuzzing loop's executions per second; tx/s: its transactions "
+              f"per second (cases of other lengths compare); -assert: --oracles "
               f"{ASSERT_ONLY} (vault: {SUITE_CHECKS}); oracle cost: 1 - default/assert; "
               f"wall s, findings, branches: {' / '.join(args.configs)}; expected found (the "
               f"fixture's oracle reported its contract): {' / '.join(defaults) or '-'}")
