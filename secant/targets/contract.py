@@ -167,6 +167,8 @@ class ContractTarget:
         # sees the contract as msg.sender (its fallback may call back: sFuzz's attackers).
         relay = chain.attackers[0].address if chain.attackers else chain.deployer.address
         self.relays: dict[int, int] = {c.address: relay for c in chain.attacker_contracts}
+        # Their storage is the attackers' own counters: no probe of a call fakes it.
+        self.recorder.unwatched = frozenset(self.relays)
         self._functions: dict[tuple[int, str], AbiFunction] = {}
         # Encoders are compiled on a function's first call: a linked library's ABI may list
         # functions no transaction can call (solc 0.4 gives a storage-struct parameter the

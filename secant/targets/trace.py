@@ -277,6 +277,9 @@ class TraceRecorder(Inspector):
         self._record_storage = "storage" in wanted
         self.overrides: dict[int, int] = {}
         self.override_address: int | None = None
+        # Contracts whose reads are never watched (the attacker contracts: their storage is
+        # secant's own bookkeeping, not the system's state, ``on_sload``).
+        self.unwatched: frozenset[int] = frozenset()
         # The dataflow recording: a tracker fed every instruction (the stepped tables call
         # ``on_step``, routed straight to the tracker); None while a side call runs.
         self._taint = DataflowTracker() if "dataflow" in wanted else None
@@ -590,6 +593,8 @@ class TraceRecorder(Inspector):
         if watched is None:
             return value
         address = frame.address
+        if address != watched and address in self.unwatched:
+            return value
         key = slot if address == watched else (address << 256) | slot
         self.sloads.append((self.tx, address, key, value))
         overrides = self.overrides

@@ -100,3 +100,20 @@ def test_a_handler_s_reads_of_the_contracts_it_calls_are_recorded_and_overridabl
     assert storage_slot(callee_key(ledger, 0)) == 0
     target.run((replace(deposit, storage=((callee_key(ledger, 0), 1000),)),))
     assert chain.state.storage_at(ledger, 0) == 1005  # total += 5 on the faked 1000
+
+
+@needs_node
+def test_the_attacker_contracts_reads_are_not_probed() -> None:
+    # Their storage is secant's own counters (the reentrancy depth): a probe faking it would
+    # make every payout to an attacker look like a new path and grow sequences for nothing.
+    banks = Path(__file__).resolve().parents[1] / "fixtures" / "vulnerabilities" / "reentrancy"
+    chain = TestChain.setup(load([banks / "Banks.sol"]), contract="LateBookkeeping")
+    target = ContractTarget(chain)
+    attacker = chain.attacker("reentrancy").address
+    case = (Tx("deposit()", (), attacker, value=10 ** 18), Tx("withdraw()", (), attacker))
+    run = target.run(case)
+    assert run.reads and all(address != attacker for _, address, _, _ in run.reads)
+    # The payout did run the attacker's fallback, which reads its storage.
+    target.recorder.unwatched = frozenset()
+    unfiltered = target.run(case)
+    assert any(address == attacker for _, address, _, _ in unfiltered.reads)
