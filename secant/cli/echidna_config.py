@@ -50,8 +50,7 @@ def _test_mode(value: Any) -> str:
 
 
 def _addresses(value: Any) -> list[str]:
-    items = value if isinstance(value, list) else [value]
-    return [f"0x{_integer(item):040x}" for item in items]
+    return [_address(item) for item in (value if isinstance(value, list) else [value])]
 
 
 def _address(value: Any) -> str:
