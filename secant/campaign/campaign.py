@@ -199,6 +199,13 @@ def fuzzing_collector() -> Iterator[None]:
         gc.unfreeze()
 
 
+def _share(budget: int | None, index: int, workers: int) -> int | None:
+    """Worker ``index``'s part of a count budget (None: no limit): equal, the rest first."""
+    if budget is None:
+        return None
+    return budget // workers + (1 if index < budget % workers else 0)
+
+
 def worker_seed(seed: int, index: int) -> int:
     """The seed of worker ``index`` of a campaign with seed ``seed`` (worker 0 keeps it)."""
     return seed if index == 0 else seed * 1_000_003 + index
@@ -247,12 +254,11 @@ class Campaign(FuzzListener):
                              else None)
         self.timeline = Timeline()
         self.frontier: list[FrontierEntry] | None = None  # once the reports are written
-        budget = config.fuzz.max_execs
         for index, worker_chain in enumerate(chains):
-            share = None if budget is None else (
-                budget // len(chains) + (1 if index < budget % len(chains) else 0))
             fuzz = replace(config.fuzz, seed=worker_seed(config.fuzz.seed, index),
-                           max_execs=share)
+                           max_execs=_share(config.fuzz.max_execs, index, len(chains)),
+                           max_transactions=_share(config.fuzz.max_transactions, index,
+                                                   len(chains)))
             built = (registry.build(worker_chain, config.oracles) if oracles is None
                      else [make(worker_chain) for make in oracles])
             events = Events(self, *([self.edge_counter] if self.edge_counter else []))
@@ -746,6 +752,7 @@ class Campaign(FuzzListener):
         if len(self.workers) > 1:
             summary["workers"] = [w.fuzzer.summary() for w in self.workers]
             summary["execs"] = sum(w.fuzzer.stats.execs for w in self.workers)
+            summary["transactions"] = sum(w.fuzzer.stats.transactions for w in self.workers)
             summary["paths"] = len(set().union(*(w.fuzzer.coverage.paths
                                                  for w in self.workers)))
             summary["corpus"] = sum(len(w.fuzzer.corpus) for w in self.workers)

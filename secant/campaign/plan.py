@@ -67,6 +67,8 @@ class CampaignPlan:
     oracles: list[OracleFactory] | None = None
     notes: list[str] = field(default_factory=list)
     block_steps: bool = True  # False: no transaction moves the block (fuzz tests)
+    own_budget: bool = False
+    """The budget is the project's (forge's runs and timeout), not a part of the run's."""
 
 
 @dataclass
@@ -328,10 +330,15 @@ def _foundry_plans(compilations: Sequence[Compilation], name: str, selection: Se
     if chosen_invariants and first.targets:
         specs, filtered = selection.functions.apply(_specs(first.targets, first.notes),
                                                     _contract_names(first.chain))
+        budget = _forge_budget(selection, selection.forge.invariant_calls,
+                               selection.forge.timeout, "[invariant]")
         plans.append(CampaignPlan(
-            f"{name} invariants", f"{name}-invariants", make_chain, config, specs,
-            first.senders, _harness_oracles(selection, tests, invariant_mode=True),
-            [*applied, *first.notes, *filtered]))
+            f"{name} invariants", f"{name}-invariants", make_chain,
+            config if budget is None else replace(config, fuzz=replace(config.fuzz,
+                                                                       **budget[0])),
+            specs, first.senders, _harness_oracles(selection, tests, invariant_mode=True),
+            [*applied, *([budget[1]] if budget else []), *first.notes, *filtered],
+            own_budget=budget is not None))
     elif chosen_invariants:
         raise SecantError(f"{name} has invariants but no contract to call",
                           "create the system in setUp() or name it with targetContract()")
@@ -339,13 +346,21 @@ def _foundry_plans(compilations: Sequence[Compilation], name: str, selection: Se
         fuzz = replace(config, fuzz=replace(config.fuzz, sequences="off"))
         notes: list[str] = []
         specs = [spec for f in chosen_tests if (spec := spec_of(f, None, notes)) is not None]
+        forge = selection.forge
+        # Each test gets forge's runs and timeout: one call per execution here.
+        budget = _forge_budget(
+            selection, None if forge.fuzz_runs is None else forge.fuzz_runs * len(specs),
+            None if not forge.fuzz_timeout else forge.fuzz_timeout * len(specs), "[fuzz]")
+        if budget is not None:
+            fuzz = replace(fuzz, fuzz=replace(fuzz.fuzz, **budget[0]))
+            notes.append(budget[1])
         # As forge runs them: from one sender, in the block setUp() left.
         plans.append(CampaignPlan(
             f"{name} fuzz tests", f"{name}-fuzz-tests",
             lambda: set_up(compilations, name, chain_config).chain, fuzz, specs,
             [first.chain.deployer.address],
             _harness_oracles(selection, tests, invariant_mode=False), notes,
-            block_steps=False))
+            block_steps=False, own_budget=budget is not None))
     if not plans:
         raise NothingToRun(f"{name} has no invariant_* function and no test with parameters"
                            + (" matching --match-test" if tests is not None else ""),
@@ -369,6 +384,9 @@ def _forge_config(selection: Selection, config: CampaignConfig
             changes[option] = max(value, 1) if option == "max_sequence_length" else value
     notes = [f"{forge.where}: --{option.replace('_', '-')} {value} (from [invariant])"
              for option, value in changes.items()]
+    if forge.fuzz_seed is not None and "seed" not in selection.given:
+        changes["seed"] = forge.fuzz_seed
+        notes.append(f"{forge.where}: --seed {forge.fuzz_seed} (from [fuzz] seed)")
     if forge.reports_handler_assertions:
         why = ("fail_on_assert = true" if forge.fail_on_assert
                else "assertions_revert = false")
@@ -377,6 +395,25 @@ def _forge_config(selection: Selection, config: CampaignConfig
         notes.append(f"{forge.where}: fail_on_revert = true: a reverted handler call is a "
                      "finding")
     return replace(config, fuzz=replace(fuzz, **changes)) if changes else config, notes
+
+
+BUDGET_OPTIONS = frozenset({"time_budget", "execs", "calls"})
+"""The options that set a campaign's budget: one given leaves forge's budget alone."""
+
+
+def _forge_budget(selection: Selection, calls: int | None, seconds: int | None, table: str
+                  ) -> tuple[dict[str, Any], str] | None:
+    """The ``FuzzConfig`` budget a project's forge settings give, and its note.
+
+    None when the user gave a budget or the project none: ``calls`` transactions (forge's
+    runs) and ``seconds`` (its timeout; 0 is none), whichever ends first.
+    """
+    if BUDGET_OPTIONS & selection.given or (calls is None and not seconds):
+        return None
+    said = [f"--calls {calls}"] if calls is not None else []
+    said += [f"--time {seconds}s"] if seconds else []
+    return ({"max_execs": None, "max_transactions": calls, "max_time": seconds or None},
+            f"{selection.forge.where}: {' and '.join(said)} (from {table} runs and timeout)")
 
 
 def _specs(targets: Sequence[tuple[DeployedContract, Sequence[Any]]],

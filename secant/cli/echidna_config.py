@@ -70,7 +70,7 @@ KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "testMode": ("oracles", _test_mode),
     "prefix": ("property-prefix", _prefixes),
     "seqLen": ("max-sequence-length", _integer),
-    "testLimit": ("execs", _integer),
+    "testLimit": ("calls", _integer),  # Echidna counts calls, not sequences
     "timeout": ("time", _seconds),
     "shrinkLimit": ("shrink-limit", _integer),
     "seed": ("seed", _integer),

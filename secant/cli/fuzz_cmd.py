@@ -66,6 +66,8 @@ if TYPE_CHECKING:
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 
+DEFAULT_TIME_S = 300.0
+"""The time budget when none of --time, --execs and --calls is given."""
 DEFAULT_SYMBOLIC_SHARE = 0.1
 """The concolic stage's share by default. On the maze bench (five mazes, ten minutes each)
 it found 66 of 100 assertions at 0.1 and 64 at 0.25, against 62 without the stage; at 60 s,
@@ -170,6 +172,10 @@ def fuzz_command(
     time_budget: TimeFlag = None,
     execs: Annotated[int | None, typer.Option(
         "--execs", help="Execution budget (deterministic for a given seed).")] = None,
+    calls: Annotated[int | None, typer.Option(
+        "--calls", help="Transaction budget: stop once the cases have made this many "
+        "calls in all (Echidna's and Medusa's testLimit; deterministic for a given "
+        "seed).")] = None,
     seed: SeedFlag = 0,
     out: Annotated[Path, typer.Option(
         "--out", "-o", help="Output directory (corpus/, findings/, summary.json).")
@@ -365,6 +371,7 @@ def _fuzz(
     only_function: list[str] | None = None,
     exclude_function: list[str] | None = None,
     deployer: str | None = None,
+    calls: int | None = None,
     given: frozenset[str] = frozenset(),
 ) -> None:
     """The fuzz command once its options are settled (flags over secant.toml).
@@ -374,6 +381,9 @@ def _fuzz(
     """
     settled = dict(locals())  # first: the options only, as the manifest records them
     settled.pop("given")
+    # A budget passed in is the caller's choice (``secant expert`` passes its own).
+    given = given | {name for name in ("time_budget", "execs", "calls")
+                     if settled[name] is not None}
     from secant.campaign.campaign import Campaign, CampaignConfig, run_share
     from secant.campaign.function_filter import FunctionFilter
     from secant.campaign.manifest import describe
@@ -428,18 +438,22 @@ def _fuzz(
                               f"{'seconds' if 'time' in option else 'blocks'}")
     if execs is not None and execs <= 0:
         raise SecantError("--execs must be positive", "pass a number of executions")
+    if calls is not None and calls <= 0:
+        raise SecantError("--calls must be positive", "pass a number of transactions")
     if shrink_limit < 0:
         raise SecantError("--shrink-limit must be 0 or more", "use 0 to turn shrinking off")
     for option, number in (("--block-number", block_number), ("--block-time", block_time)):
         if number is not None and not 0 <= number < 1 << 64:
             raise SecantError(f"{option} must be between 0 and 2**64 - 1",
                               f"pass a non-negative {option}")
-    max_time = parse_duration(time_budget) if time_budget else (None if execs else 300.0)
+    max_time = (parse_duration(time_budget) if time_budget
+                else None if execs or calls else DEFAULT_TIME_S)
     try:
         chosen_fork = get_fork(fork)
     except ValueError as exc:
         raise SecantError(str(exc), "pass --fork with one of those names") from None
-    config = FuzzConfig(seed=seed, max_execs=execs, max_time=max_time, schedule=chosen,
+    config = FuzzConfig(seed=seed, max_execs=execs, max_time=max_time,
+                        max_transactions=calls, schedule=chosen,
                         predict=not no_predict, predict_iterations=predict_iterations,
                         sequences=sequences, aggressive_probability=aggressive_probability,
                         adaptive=not no_adaptive, adaptive_share=adaptive_share,
@@ -493,7 +507,7 @@ def _fuzz(
         where.mkdir(parents=True, exist_ok=True)
         settings = replace(campaign_plan.config, out=where)
         seconds = None
-        if run_deadline is not None and len(plans) > 1:
+        if run_deadline is not None and len(plans) > 1 and not campaign_plan.own_budget:
             seconds = run_share(run_deadline - time.monotonic(), len(plans) - index)
             settings = replace(settings, fuzz=replace(settings.fuzz, max_time=seconds))
         if target is not None:

@@ -24,10 +24,8 @@ PANIC_FLAGS = {
 }
 """Medusa's ``panicCodeConfig`` switches and the Solidity panic code each reports."""
 
-_NOT_APPLIED = ("testLimit", "constructorArgs", "targetContractsBalances",
-                "corpusDirectory")
-"""``fuzzing`` settings that change the campaign but have no secant equivalent yet
-(``testLimit`` counts transactions, where ``--execs`` counts test cases)."""
+_NOT_APPLIED = ("constructorArgs", "targetContractsBalances", "corpusDirectory")
+"""``fuzzing`` settings that change the campaign but have no secant equivalent yet."""
 
 
 class MedusaConfigError(SecantError):
@@ -49,6 +47,8 @@ def medusa_table(path: Path) -> tuple[dict[str, Any], list[str]]:
     try:
         if fuzzing.get("timeout"):  # 0: no limit
             table["time"] = f"{_integer(fuzzing['timeout'])}s"
+        if fuzzing.get("testLimit"):  # 0: no limit; it counts calls, as --calls does
+            table["calls"] = _integer(fuzzing["testLimit"])
         for key, option in (("callSequenceLength", "max-sequence-length"),
                             ("shrinkLimit", "shrink-limit"),
                             ("blockNumberDelayMax", "max-block-delay"),

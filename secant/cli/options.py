@@ -37,7 +37,7 @@ DeployerFlag = Annotated[str | None, typer.Option(
 TimeFlag = Annotated[str | None, typer.Option(
     "--time", help="Wall-time budget of the whole run from the start of fuzzing, "
                    "shrinking and reports included, shared by its campaigns, e.g. 30s, 5m, "
-                   "1h (default 5m without --execs).")]
+                   "1h (default 5m without --execs or --calls).")]
 SeedFlag = Annotated[int, typer.Option("--seed", help="Campaign seed.")]
 ShrinkLimitFlag = Annotated[int, typer.Option(
     "--shrink-limit", help="Executions spent at most on shrinking each finding's case "

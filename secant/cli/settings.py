@@ -36,6 +36,9 @@ from secant.errors import SecantError
 CONFIG_NAME = "secant.toml"
 _PATH_KEYS = frozenset({"out"})
 _NOT_IN_FILE = frozenset({"config", "list_oracles", "resume"})  # command-line-only options
+_BUDGET_KEYS = frozenset({"time", "execs", "calls"})
+"""The budget's options: one given on the command line replaces all the file gives (a
+file's ``calls`` would otherwise still end a run the command line gave ``--execs``)."""
 
 
 class ConfigError(SecantError):
@@ -101,15 +104,19 @@ def merged_options(ctx: typer.Context, start: Path, config: Path | None,
             print(f"note: {note}", file=sys.stderr)
     else:
         table = read_table(path, command)
+    budget_given = any(
+        (param := by_option.get(key)) is not None and param.name is not None
+        and _from_command_line(ctx, param.name) for key in _BUDGET_KEYS)
     for key, raw in table.items():
+        if budget_given and key.replace("_", "-") in _BUDGET_KEYS:
+            continue  # the command line's budget wins over the whole budget of the file
         param = by_option.get(key.replace("_", "-"))
         if param is None or param.name is None or param.name in _NOT_IN_FILE:
             known = ", ".join(sorted(k for k, p in by_option.items()
                                      if p.name not in _NOT_IN_FILE))
             raise ConfigError(f"{path}: [{command}] has no key {key!r}",
                               f"use one of: {known}")
-        source = ctx.get_parameter_source(param.name)
-        if source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP"):
+        if _from_command_line(ctx, param.name):
             continue  # the command line wins
         value = raw
         if key.replace("_", "-") in _PATH_KEYS and isinstance(raw, str):
@@ -124,3 +131,9 @@ def merged_options(ctx: typer.Context, start: Path, config: Path | None,
                               "give the value the option takes on the command line"
                               ) from None
     return values
+
+
+def _from_command_line(ctx: typer.Context, name: str) -> bool:
+    """Whether the parameter ``name`` was given on the command line (not defaulted)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")

@@ -11,12 +11,14 @@ Where forge reads them, in order, the later winning: the top-level ``[invariant]
 (default true: a failing ``vm.assert*`` reverts; false: it sets forge's failure flag and
 returns), ``legacy_assertions``, ``block_timestamp``, ``block_number``.
 
-Taken: ``depth`` (the longest call sequence), ``fail_on_assert`` (a failed assertion in a
-handler breaks the campaign, as Echidna's assertion mode does), ``fail_on_revert``,
-``max_time_delay``, ``max_block_delay``, ``runs`` and ``timeout`` (kept for the record: a
-secant campaign is bounded by ``--time`` or ``--execs``), ``block_timestamp``,
-``block_number`` and the assertion mode. The other keys are forge's own business (gas
-reports, shrinking and corpus folders, show_* output) and are left alone.
+Taken from ``[invariant]``: ``depth`` (the longest call sequence), ``fail_on_assert`` (a
+failed assertion in a handler breaks the campaign, as Echidna's assertion mode does),
+``fail_on_revert``, ``max_time_delay``, ``max_block_delay``, ``runs`` and ``timeout`` (the
+invariant campaign's budget: ``runs`` sequences of ``depth`` calls, and seconds); from
+``[fuzz]``: ``runs`` and ``timeout`` (each fuzz test's budget: calls and seconds) and
+``seed``; from the profile: ``block_timestamp``, ``block_number`` and the assertion mode.
+The other keys are forge's own business (gas reports, shrinking and corpus folders, show_*
+output) and are left alone.
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ _INVARIANT_KEYS = {"depth": int, "runs": int, "fail_on_revert": bool,
                    "fail_on_assert": bool, "max_time_delay": int, "max_block_delay": int,
                    "timeout": int}
 """The ``[invariant]`` keys taken, with their types."""
+
+_FUZZ_KEYS: dict[str, type] = {"runs": int, "timeout": int, "seed": int}
+"""The ``[fuzz]`` keys taken, with their types (forge writes a seed as a hex string)."""
+
+FORGE_DEPTH = 500
+"""forge's ``[invariant] depth`` when the project sets none."""
 
 _PROFILE_KEYS = {"assertions_revert": bool, "legacy_assertions": bool,
                  "block_timestamp": int, "block_number": int}
@@ -61,7 +69,16 @@ class ForgeTesting:
     timeout: int | None = None
     block_timestamp: int | None = None
     block_number: int | None = None
+    fuzz_runs: int | None = None
+    fuzz_timeout: int | None = None
+    fuzz_seed: int | None = None
     where: str = ""
+
+    @property
+    def invariant_calls(self) -> int | None:
+        """The calls forge makes for an invariant: ``runs`` sequences of ``depth`` each."""
+        return None if self.runs is None else self.runs * (
+            FORGE_DEPTH if self.depth is None else self.depth)
 
     @property
     def reports_handler_assertions(self) -> bool:
@@ -82,6 +99,11 @@ def _checked(key: str, value: Any, kind: type, where: str) -> Any:
     """``value`` if it has the type ``kind``; a one-line error otherwise."""
     if isinstance(value, str) and kind is int and value.replace("_", "").isdigit():
         return int(value.replace("_", ""))
+    if isinstance(value, str) and kind is int and value.lower().startswith("0x"):
+        try:
+            return int(value, 16)  # forge's fuzz seed: a hex word
+        except ValueError:
+            pass
     if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
         what = "true or false" if kind is bool else "a whole number"
         raise InputError(f"{key} in {where} must be {what}, not {value!r}",
@@ -122,17 +144,23 @@ def read_forge_testing(root: Path) -> ForgeTesting:
     if wanted != "default" and wanted in profiles:
         chosen.append(_table(profiles.get(wanted)))
     invariant = _table(data.get("invariant"))
+    fuzz = _table(data.get("fuzz"))
     profile: dict[str, Any] = {}
     for table in chosen:
         profile.update(table)
         invariant.update(_table(table.get("invariant")))
+        fuzz.update(_table(table.get("fuzz")))
     invariant.update(_environment("INVARIANT_", _INVARIANT_KEYS))
+    fuzz.update(_environment("FUZZ_", _FUZZ_KEYS))
     profile.update(_environment("", {k: v for k, v in _PROFILE_KEYS.items()
                                      if k != "legacy_assertions"}))
     values: dict[str, Any] = {}
     for key, kind in _INVARIANT_KEYS.items():
         if invariant.get(key) is not None:
             values[key] = _checked(f"[invariant] {key}", invariant[key], kind, where)
+    for key, kind in _FUZZ_KEYS.items():
+        if fuzz.get(key) is not None:
+            values[f"fuzz_{key}"] = _checked(f"[fuzz] {key}", fuzz[key], kind, where)
     for key, kind in _PROFILE_KEYS.items():
         if profile.get(key) is not None:
             values[key] = _checked(key, profile[key], kind, where)

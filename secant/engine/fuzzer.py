@@ -48,6 +48,9 @@ class FuzzConfig:
     seed: int = 0
     max_execs: int | None = 10_000
     max_time: float | None = None
+    max_transactions: int | None = None
+    """The most transactions the cases may make in all (Echidna's and Medusa's
+    ``testLimit``, which count calls, not sequences)."""
     schedule: str = "aflfast"
     predict: bool = True
     predict_iterations: int = 8
@@ -141,11 +144,14 @@ class Fuzzer:
         self._stop = True
 
     def exhausted(self) -> bool:
-        """Whether the execution or time budget is spent (or ``stop`` was called)."""
+        """Whether the execution, transaction or time budget is spent (or ``stop`` was called)."""
         config = self.config
         if self._stop:
             return True
         if config.max_execs is not None and self.stats.execs >= config.max_execs:
+            return True
+        if (config.max_transactions is not None
+                and self.stats.transactions >= config.max_transactions):
             return True
         return config.max_time is not None and self.stats.elapsed >= config.max_time
 
@@ -315,6 +321,7 @@ class Fuzzer:
         stats = self.stats
         summary: dict[str, Any] = {
             "execs": stats.execs,
+            "transactions": stats.transactions,
             "elapsed_s": round(stats.elapsed, 3),
             "paths": len(self.coverage.paths),
             "corpus": len(self.corpus),

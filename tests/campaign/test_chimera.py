@@ -187,8 +187,10 @@ def test_the_projects_echidna_config_is_read(project: Path) -> None:
     assert manifest["target"]["property_prefixes"] == ["invariant_"]
     assert manifest["config"]["shrink_limit"] == 500
     fuzz = manifest["config"]["fuzz"]
-    # The command line wins over the file: --execs 1000, not testLimit's 5000.
-    assert (fuzz["max_sequence_length"], fuzz["max_execs"]) == (20, 1000)
+    # The command line's budget wins over the file's: --execs 1000, not testLimit's
+    # 5000 calls.
+    assert (fuzz["max_sequence_length"], fuzz["max_execs"], fuzz["max_transactions"]) == (
+        20, 1000, None)
 
 
 @needs_node

@@ -77,6 +77,36 @@ def test_foundrys_settings_shape_the_invariant_campaign() -> None:
 
 
 @needs_node
+def test_forges_runs_and_timeout_are_the_budget_unless_the_user_gives_one() -> None:
+    forge = ForgeTesting(depth=4, runs=10, timeout=60, fuzz_runs=50, fuzz_seed=7,
+                         where="foundry.toml")
+    invariant, fuzz = plans("foundry_style/VaultInvariants.t.sol", 300, forge=forge)
+    settings = invariant.config.fuzz
+    assert (settings.max_execs, settings.max_transactions, settings.max_time,
+            settings.seed) == (None, 40, 60, 7)
+    assert invariant.own_budget and fuzz.own_budget
+    assert "foundry.toml: --calls 40 and --time 60s (from [invariant] runs and timeout)" in (
+        invariant.notes)
+    # Each fuzz test gets forge's runs, one call per execution.
+    assert fuzz.functions is not None
+    assert fuzz.config.fuzz.max_transactions == 50 * len(fuzz.functions)
+    assert fuzz.config.fuzz.max_time is None
+    # A budget the user gave wins, and forge's is not applied at all.
+    chosen, tests = plans("foundry_style/VaultInvariants.t.sol", 300, forge=forge,
+                          given=frozenset({"execs", "seed"}))
+    assert (chosen.config.fuzz.max_execs, chosen.config.fuzz.max_transactions,
+            chosen.config.fuzz.seed) == (300, None, 0)
+    assert not chosen.own_budget and not tests.own_budget
+    assert summary_calls(invariant) >= 40
+
+
+def summary_calls(campaign_plan: CampaignPlan) -> int:
+    calls = run(campaign_plan)["transactions"]
+    assert isinstance(calls, int)
+    return calls
+
+
+@needs_node
 def test_match_test_keeps_the_named_tests_only() -> None:
     [only] = plans("foundry_style/VaultInvariants.t.sol", 500, match_test="deposit_counts")
     assert only.slug == "VaultInvariantTest-fuzz-tests"

@@ -45,7 +45,7 @@ def test_keys_with_an_equivalent_become_options_and_the_rest_a_note(tmp_path: Pa
     table, notes = echidna_table(path)
     assert table == {
         "oracles": "assertion", "property-prefix": ["check_"], "max-sequence-length": 20,
-        "execs": 5000, "time": "90s", "shrink-limit": 16,
+        "calls": 5000, "time": "90s", "shrink-limit": 16,
         "sender": [f"0x{0x10000:040x}", f"0x{0x20000:040x}"], "value": 1000,
         "all-contracts": True, "deployer": f"0x{0x30000:040x}"}
     # An empty filterFunctions filters nothing, so it needs no note.

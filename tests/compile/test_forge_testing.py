@@ -82,3 +82,27 @@ def test_a_bad_setting_is_one_line_naming_it(tmp_path: Path, text: str, words: s
     with pytest.raises(InputError) as caught:
         read_forge_testing(project(tmp_path, text))
     assert words in caught.value.message and "\n" not in caught.value.message
+
+
+def test_fuzz_runs_timeout_and_seed_are_read_with_the_invariant_budget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("FOUNDRY_PROFILE", raising=False)
+    monkeypatch.delenv("FOUNDRY_FUZZ_RUNS", raising=False)
+    root = project(tmp_path, """
+[fuzz]
+runs = 1000
+seed = "0x2a"
+
+[profile.default.fuzz]
+timeout = 30
+
+[invariant]
+runs = 64
+""")
+    settings = read_forge_testing(root)
+    assert (settings.fuzz_runs, settings.fuzz_timeout, settings.fuzz_seed) == (1000, 30, 42)
+    assert settings.invariant_calls == 64 * 500  # forge's depth when none is set
+    monkeypatch.setenv("FOUNDRY_FUZZ_RUNS", "7")
+    assert read_forge_testing(root).fuzz_runs == 7
+    assert ForgeTesting(runs=3, depth=10).invariant_calls == 30
+    assert ForgeTesting().invariant_calls is None
