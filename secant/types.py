@@ -230,7 +230,6 @@ class RunResult:
     write_marks: list[int] = field(default_factory=list)
     reads: list[ReadEvent] = field(default_factory=list)
     state_hash: int = 0
-    exec_us: float = 0.0
     steps_run: int | None = field(default=None, compare=False)
     """Steps the target actually ran (a prefix cache restored the others; None: all). A
     measure of the run's cost, not of what it did: results that differ in it alone are
@@ -259,6 +258,10 @@ class Finding:
     the failing check's contract, site and panic code). ``sequence`` is the test case as
     JSON-ready dicts (the campaign fills it, naming senders and contracts);
     ``execs_to_find`` and ``time_to_find_s`` say when the campaign first saw it.
+    ``severity`` (``high``, ``medium``, ``low``: how bad the bug is when real) and
+    ``confidence`` (``certain``, ``likely``, ``possible``: how sure the run makes it) rate
+    it; an oracle sets the confidence of each finding, the engine fills in the oracle's
+    ratings where it left them out, and a finding of an unrated oracle has neither.
 
     Once the campaign has shrunk the finding (``secant.campaign.shrink``), ``case``,
     ``sequence`` and ``detail`` describe the shrunk case, ``original_case``,
@@ -283,6 +286,8 @@ class Finding:
     original_sequence: list[dict[str, Any]] = field(default_factory=list)
     original_detail: str = ""
     shrink: dict[str, Any] | None = None
+    severity: str | None = None
+    confidence: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The finding as ``summary.json`` lists it (with what shrinking did, once shrunk)."""
@@ -299,12 +304,20 @@ class Finding:
             "time_to_find_s": round(self.time_to_find_s, 3),
             "detail": self.detail,
         }
+        for name, rating in (("severity", self.severity), ("confidence", self.confidence)):
+            if rating is not None:
+                data[name] = rating
         if self.shrink is not None:
             data["original_sequence"] = self.original_sequence
             if self.original_detail and self.original_detail != self.detail:
                 data["original_detail"] = self.original_detail
             data["shrink"] = self.shrink
         return data
+
+
+def finding_label(kind: object, severity: object = None, confidence: object = None) -> str:
+    """``[kind]``, or ``[kind, severity, confidence]`` for a rated finding (what is known)."""
+    return "[" + ", ".join(str(part) for part in (kind, severity, confidence) if part) + "]"
 
 
 def jsonable(value: Any) -> Any:

@@ -77,11 +77,6 @@ class ControlFlowGraph:
         self._distance_cache.clear()
         return True
 
-    @property
-    def edge_count(self) -> int:
-        """How many edges the graph has."""
-        return sum(len(s) for s in self.successors.values())
-
     # ------------------------------------------------------------------ recovery
     def _recover(self) -> None:
         """Static edges: fall-through, constant jump targets, continuation summaries."""

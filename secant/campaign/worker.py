@@ -34,7 +34,7 @@ from secant.engine.fuzzer import FuzzConfig, Fuzzer
 from secant.engine.harvey.concolic import ConcolicStage
 from secant.engine.harvey.policy import HarveyPolicy, InputSpace
 from secant.engine.mutators import FunctionSpec
-from secant.engine.oracle import Oracle
+from secant.engine.oracle import Oracle, claim
 from secant.engine.policy import Policy
 from secant.engine.values import vtype
 from secant.errors import SecantError
@@ -509,10 +509,7 @@ class Worker:
                 self.fuzzer.drop_oracle(original, exc, during="replay")
                 continue
             for finding in found:
-                finding.oracle = finding.oracle or oracle.name
-                if finding.case is None:
-                    finding.case = result.case
-                shown.setdefault(finding.key, finding)
+                shown.setdefault(finding.key, claim(finding, oracle, result))
         return shown
 
     def finding_keys(self, case: TxSeq) -> dict[tuple[Any, ...], TxSeq | None]:

@@ -54,6 +54,7 @@ from secant.cli.options import (
 from secant.engine.events import FuzzListener
 from secant.errors import SecantError, cli_errors
 from secant.files import write_atomic
+from secant.types import finding_label
 
 if TYPE_CHECKING:
     from secant.campaign.campaign import Campaign
@@ -724,7 +725,9 @@ def _print_summary(summary: dict[str, Any], out: Path) -> None:
                f"{summary['branches_total']} branches, {len(findings)} finding(s)")
     for finding in findings:
         where = finding["source"] or f"pc {finding['pc']}"
-        typer.echo(f"  [{finding['kind']}] {finding['contract']}.{finding['function']} at "
+        label = finding_label(finding["kind"], finding.get("severity"),
+                              finding.get("confidence"))
+        typer.echo(f"  {label} {finding['contract']}.{finding['function']} at "
                    f"{where}: {finding['detail']} (after {finding['execs_to_find']} execs)")
         typer.echo(f"      sequence: {json.dumps(finding['sequence'])}")
         note = _shrink_note(finding, summary.get("shrink"))

@@ -10,6 +10,7 @@ import typer
 
 from secant.cli.fuzz_cmd import EXIT_FINDINGS, Announce, crash_exit
 from secant.errors import SecantError, cli_errors
+from secant.types import finding_label
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -130,11 +131,12 @@ def _report(console: Console, rebuilt: Rebuilt, files: list[Path], findings: boo
             verdict, style, tail = "reproduced", "bold green", ""
         else:
             verdict, style = "NOT reproduced", "bold red"
-            others = [f"[{f.kind}] {f.contract}.{f.function}: {f.detail}"
-                      for f in replay.shown.values()]
+            others = [f"{finding_label(f.kind, f.severity, f.confidence)} "
+                      f"{f.contract}.{f.function}: {f.detail}" for f in replay.shown.values()]
             tail = (": the case now shows " + "; ".join(others) if others
                     else ": the case now shows no finding")
-        what = (f"[{data.get('kind')}] {data.get('contract')}.{data.get('function')} at "
+        what = (f"{finding_label(data.get('kind'), data.get('severity'), data.get('confidence'))}"
+                f" {data.get('contract')}.{data.get('function')} at "
                 f"{data.get('source') or 'pc ' + str(data.get('pc'))}: {data.get('detail')} "
                 if findings else "")
         good += replay.reproduced if findings else replay.error is None

@@ -19,14 +19,9 @@ from typing import Any
 
 from secant.abi import Abi
 from secant.compile.artifacts import Bytecode, Compilation, CompiledContract, _contract_info, abi_of
-from secant.compile.config import FOUNDRY_CONFIG, read_foundry
+from secant.compile.config import read_foundry
 from secant.compile.errors import CompilationFailed, InputError
 from secant.compile.srcmap import SourceFile
-
-
-def is_foundry_project(path: Path) -> bool:
-    """Whether ``path`` is a directory with a ``foundry.toml``."""
-    return path.is_dir() and (path / FOUNDRY_CONFIG).is_file()
 
 
 def forge_build(root: Path) -> None:

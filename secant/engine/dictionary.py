@@ -62,12 +62,6 @@ class Dictionary:
     def __contains__(self, value: int) -> bool:
         return value in self._static or value in self._dynamic
 
-    def add_static(self, values: Iterable[int]) -> None:
-        """Add constants (from code) that are never dropped."""
-        for value in values:
-            self._static.setdefault(value, None)
-        self._view = None
-
     def add(self, value: int) -> bool:
         """Add a value seen at run time; return True when it was new."""
         if value in self._static or value in self._dynamic:

@@ -31,7 +31,7 @@ from secant.engine.events import Events
 from secant.engine.failures import InternalError, oracle_part
 from secant.engine.feedback import Coverage, cost_vector
 from secant.engine.mutators import Comparison
-from secant.engine.oracle import Oracle, PostState
+from secant.engine.oracle import Oracle, PostState, claim
 from secant.engine.policy import Novelty, Policy, Proposal
 from secant.engine.schedulers import SeedStats
 from secant.types import Finding, RunResult, TxSeq
@@ -175,9 +175,7 @@ class Fuzzer:
     def execute(self, proposal: Proposal) -> tuple[RunResult, Novelty]:
         """RUN, then ISNEW/ADD, the oracles and the policy's observation."""
         case = proposal.case
-        started = time.perf_counter()
         result = self.run_case(case)
-        result.exec_us = (time.perf_counter() - started) * 1e6
         stats = self.stats
         stats.execs += 1
         stats.transactions += len(case)
@@ -305,9 +303,7 @@ class Fuzzer:
             for finding in found:
                 if finding.key in self.findings:
                     continue
-                finding.oracle = finding.oracle or oracle.name
-                if finding.case is None:
-                    finding.case = result.case
+                claim(finding, oracle, result)
                 finding.execs_to_find = stats.execs
                 finding.time_to_find_s = stats.elapsed
                 self.findings[finding.key] = finding

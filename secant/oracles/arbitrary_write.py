@@ -82,5 +82,6 @@ class ArbitraryWriteOracle(RatedOracle):
             findings.append(Finding(
                 kind=self.name, swc=self.swc or "", contract=contract.name,
                 function=function_name(case[tx]), pc=pc, source=source, detail=detail,
-                key=(self.name, code_hash, pc, confidence), case=case[:tx + 1], oracle=self.name))
+                key=(self.name, code_hash, pc, confidence), case=case[:tx + 1], oracle=self.name,
+                confidence=confidence))
         return findings

@@ -73,12 +73,6 @@ _PANIC_SWC = {0x01: "SWC-110", 0x11: "SWC-101"}
 ASSERT_PANIC = 0x01
 """Panic(0x01), a failed ``assert``: reported whatever the chosen codes."""
 
-OVERFLOW_PANIC = 0x11
-"""Panic(0x11), checked arithmetic over- or underflowed (off by default)."""
-
-DIVISION_PANIC = 0x12
-"""Panic(0x12), division or modulo by zero (off by default)."""
-
 DEFAULT_PANIC_CODES = frozenset({0x00, 0x01, 0x22, 0x51})
 """The panics reported by default: those no code uses to refuse an input (module docstring)."""
 

@@ -142,5 +142,5 @@ class BlockDependencyOracle(FlowOracle):
                 function=function_name(case[sink.tx]), pc=sink.pc,
                 source=self.where(contract, sink.pc), detail=detail,
                 key=(self.name, sink.code_hash, sink.pc), case=case[:sink.tx + 1],
-                oracle=self.name))
+                oracle=self.name, confidence=confidence))
         return findings

@@ -119,5 +119,5 @@ class ControlledCallOracle(FlowOracle):
                 kind=self.name, swc=self.swc or "", contract=contract.name,
                 function=function_name(case[sink.tx]), pc=sink.pc,
                 source=self.where(contract, sink.pc), detail=detail, key=key,
-                case=case[:sink.tx + 1], oracle=self.name))
+                case=case[:sink.tx + 1], oracle=self.name, confidence=confidence))
         return findings

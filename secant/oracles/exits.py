@@ -90,11 +90,6 @@ class CodeExits:
     delegations: tuple[Site, ...]
     addresses: frozenset[int]
 
-    @property
-    def sends_ether(self) -> bool:
-        """Whether the code itself has a way to send ether out."""
-        return bool(self.exits)
-
     def unresolved_delegations(self) -> tuple[Site, ...]:
         """Delegations whose target the straight-line scan could not pin to a constant."""
         return tuple(site for site in self.delegations if site.operand is None)

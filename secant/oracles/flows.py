@@ -621,7 +621,7 @@ class FlowOracle(RatedOracle):
         return self.where(contract, pc) or f"pc {pc} of {contract.name}"
 
     def call_finding(self, contract: DeployedContract, case: TxSeq, tx: int, pc: int,
-                     code_hash: bytes, detail: str) -> Finding:
+                     code_hash: bytes, detail: str, confidence: str) -> Finding:
         """The finding at a call site (``code_hash``, ``pc``) of transaction ``tx``.
 
         Keyed by the oracle and the site; its case ends with that transaction.
@@ -629,7 +629,8 @@ class FlowOracle(RatedOracle):
         return Finding(kind=self.name, swc=self.swc or "", contract=contract.name,
                        function=function_name(case[tx]), pc=pc,
                        source=self.where(contract, pc), detail=detail,
-                       key=(self.name, code_hash, pc), case=case[:tx + 1], oracle=self.name)
+                       key=(self.name, code_hash, pc), case=case[:tx + 1], oracle=self.name,
+                       confidence=confidence)
 
     def branch_places(self, branches: list[FlowBranch], mask: int) -> str:
         """``the JUMPI at Bank.sol:12 (on block.timestamp)`` for each branch, joined."""

@@ -198,4 +198,4 @@ class FreezingEtherOracle(RatedOracle):
         return Finding(kind=self.name, swc="", contract=contract.name,
                        function=function_name(case[-1]) if case else "", pc=0,
                        source=None, detail=detail, key=(self.name, address), case=case,
-                       oracle=self.name)
+                       oracle=self.name, confidence=confidence)

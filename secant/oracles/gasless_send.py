@@ -234,5 +234,5 @@ class GaslessSendOracle(FlowOracle):
                       + self.rating(self.confidence, "the starved payment, its failure and "
                                     "the unread flag all ran in a transaction that succeeded"))
             findings.append(self.call_finding(contract, case, call.tx, call.pc,
-                                              call.code_hash, detail))
+                                              call.code_hash, detail, self.confidence))
         return findings

@@ -145,4 +145,4 @@ class LeakingEtherOracle(RatedOracle):
                        function=function_name(tx), pc=pc,
                        source=self.where(site, pc) if sites else None, detail=detail,
                        key=(self.name, payer, tx.function), case=case[:index + 1],
-                       oracle=self.name)
+                       oracle=self.name, confidence=confidence)

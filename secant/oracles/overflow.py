@@ -324,7 +324,7 @@ class OverflowOracle(FlowOracle):
             function=function_name(case[wrap.tx]), pc=wrap.pc,
             source=self.where(contract, wrap.pc), detail=detail,
             key=(self.name, wrap.code_hash, wrap.pc, confidence),
-            case=case[:max(last, wrap.tx) + 1], oracle=self.name)
+            case=case[:max(last, wrap.tx) + 1], oracle=self.name, confidence=confidence)
 
     def rated(self, result: ContractRun, tx: int) -> tuple[str, str]:
         """Confidence and why, from who sent the transaction that wrapped."""

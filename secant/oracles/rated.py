@@ -6,9 +6,10 @@ which instruction on which source line, and a closing sentence with the finding'
 severity (``high``, ``medium``, ``low``: how bad the bug is when real) and confidence
 (``certain``: the run proves it; ``likely``: it is proven unless something outside the
 run, such as a trusted sender's earlier transaction or code elsewhere, explains it;
-``possible``: a hint to look at). ``Finding`` has no field for either yet, so both are
-written into the detail and kept as class attributes (``severity``, ``confidence``: the
-rating when nothing lowers it).
+``possible``: a hint to look at), for the reader. The same ratings are the finding's
+``severity`` (the oracle's, ``RatedOracle.severity``) and ``confidence`` (set by each
+finding; the class attribute is the rating when nothing lowers it), which the reports
+read.
 
 They also share the roles of the accounts: the *attacker side* is the chain's attacker
 senders and attacker contracts; every other contract is a *target* whose behaviour the

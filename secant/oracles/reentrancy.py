@@ -383,7 +383,7 @@ class ReentrancyOracle(RatedOracle):
         return Finding(kind=self.name, swc=self.swc or "", contract=contract.name,
                        function=function_name(tx), pc=use.used_pc,
                        source=self.where(contract, use.used_pc), detail=detail, key=key,
-                       case=case[:index + 1], oracle=self.name)
+                       case=case[:index + 1], oracle=self.name, confidence="certain")
 
     def _drain_finding(self, result: ContractRun, index: int, address: int, gain: int,
                        paid: int, key: tuple[object, ...]) -> Finding:
@@ -397,4 +397,4 @@ class ReentrancyOracle(RatedOracle):
                   + self.rating("certain", "the attacker's gain is measured, not inferred"))
         return Finding(kind=self.name, swc=self.swc or "", contract=contract.name,
                        function=function_name(tx), pc=0, source=None, detail=detail,
-                       key=key, case=case, oracle=self.name)
+                       key=key, case=case, oracle=self.name, confidence="certain")

@@ -105,5 +105,6 @@ class SuicidalOracle(RatedOracle):
                 kind=self.name, swc=self.swc or "", contract=contract.name,
                 function=function_name(tx), pc=pc,
                 source=self.where(site, pc) if sites else None, detail=detail,
-                key=(self.name, gone.address), case=case[:gone.tx + 1], oracle=self.name))
+                key=(self.name, gone.address), case=case[:gone.tx + 1], oracle=self.name,
+                confidence=confidence))
         return self.returned(findings)

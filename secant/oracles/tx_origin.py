@@ -201,7 +201,7 @@ class TxOriginOracle(FlowOracle):
                     function=function_name(case[sink.tx]), pc=guard.pc,
                     source=self.where(owner, guard.pc), detail=detail,
                     key=(self.name, guard.code_hash, guard.pc), case=case[:sink.tx + 1],
-                    oracle=self.name))
+                    oracle=self.name, confidence=self.confidence))
         pending = self._pending
         if pending is not None and pending[0] is result:
             if len(self.verdicts) >= _VERDICT_LIMIT:

@@ -93,5 +93,5 @@ class UncheckedCallOracle(FlowOracle):
                       "tested it, no SSTORE kept it, no RETURN passed it on) and the "
                       "transaction succeeded. " + self.rating(confidence, why))
             findings.append(self.call_finding(contract, case, call.tx, call.pc,
-                                              call.code_hash, detail))
+                                              call.code_hash, detail, confidence))
         return findings

@@ -156,10 +156,6 @@ class SourceCoverage:
         sides = [t for branch in self.branches for t in branch.taken]
         return sum(1 for t in sides if t), len(sides)
 
-    def just_missed_lines(self) -> set[int]:
-        """Lines holding a JUMPI with a just-missed side."""
-        return {branch.line for branch in self.branches if branch.just_missed()}
-
 
 def source_coverage(codes: Iterable[CodeCoverage]) -> list[SourceCoverage]:
     """Per user source file (see the module doc), the coverage of every code mapped to it.

@@ -5,9 +5,8 @@ oracle a finding names): its id is the oracle's name, its descriptions the oracl
 ``helpUri`` the SWC registry page of its SWC class (``properties.swc`` names the class),
 and its default level the oracle's severity. One *result* per finding:
 
-* ``level``: the finding's severity, read from its detail's closing sentence (``Severity
-  high, confidence certain: ...``, ``secant.oracles.rated``), else the oracle's ``severity``
-  attribute: ``high`` -> ``error``, ``medium`` -> ``warning``, ``low`` or none -> ``note``;
+* ``level``: the finding's ``severity`` (``secant.types.Finding``), else its oracle's:
+  ``high`` -> ``error``, ``medium`` -> ``warning``, ``low`` or none -> ``note``;
 * ``message.text``: the detail, then the (shrunk) test case, one transaction a line;
 * ``locations``: the finding's ``source`` (``file:line``) as a physical location, the file
   relative to the project root (``uriBaseId`` ``SRCROOT``, which ``originalUriBaseIds``
@@ -54,7 +53,6 @@ LEVELS = {"high": "error", "medium": "warning", "low": "note"}
 
 FINGERPRINT = "secantFindingKey/v1"
 
-_RATING = re.compile(r"Severity (high|medium|low), confidence (certain|likely|possible)")
 _SOURCE = re.compile(r"^(.+):(\d+)$")
 
 _TITLES = {
@@ -79,14 +77,9 @@ _TITLES = {
 
 def rating(finding: Finding, oracle: Oracle | type[Oracle] | None = None
            ) -> tuple[str | None, str | None]:
-    """The finding's (severity, confidence): its detail's, else the oracle's ratings."""
-    match = _RATING.search(finding.detail)
-    if match is not None:
-        return match.group(1), match.group(2)
-    severity = getattr(oracle, "severity", None)
-    confidence = getattr(oracle, "confidence", None)
-    return (severity if isinstance(severity, str) else None,
-            confidence if isinstance(confidence, str) else None)
+    """The finding's (severity, confidence), the oracle's where the finding has none."""
+    return (finding.severity or (oracle.severity if oracle is not None else None),
+            finding.confidence or (oracle.confidence if oracle is not None else None))
 
 
 def level(severity: str | None) -> str:
@@ -129,14 +122,13 @@ def rule(oracle: Oracle | type[Oracle]) -> dict[str, Any]:
     name = oracle.name
     description = (oracle.description or name).strip()
     full = description[0].upper() + description[1:]
-    severity = getattr(oracle, "severity", None)
+    severity = oracle.severity
     data: dict[str, Any] = {
         "id": name,
         "name": "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", name)),
         "shortDescription": {"text": _TITLES.get(name, name)},
         "fullDescription": {"text": full if full.endswith(".") else full + "."},
-        "defaultConfiguration": {"level": level(severity if isinstance(severity, str)
-                                                else None)},
+        "defaultConfiguration": {"level": level(severity)},
         "properties": {"tags": ["security", "smart-contract"]},
     }
     if oracle.swc:

@@ -182,7 +182,7 @@ def test_a_fixed_bug_is_reported_as_not_reproduced(tmp_path: Path) -> None:
     source.write_text(text.replace("assert(false); // line 50", "shots += 1;"))
     result = invoke("replay", str(out))
     assert result.exit_code == 1
-    assert "NOT reproduced  [assertion] TwoStep.fire" in result.stdout
+    assert "NOT reproduced  [assertion, medium, certain] TwoStep.fire" in result.stdout
     assert "the case now shows no finding" in result.stdout
     assert "0/1 findings reproduced" in result.stdout
 

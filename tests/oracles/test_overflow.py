@@ -309,6 +309,8 @@ def test_the_deployer_s_wrap_is_only_likely_and_an_attacker_s_is_reported_again(
     assert judged("deployer", 10**8) == []  # the same site, as surely: known
     [certain] = judged("attacker2", 1)
     assert "confidence certain" in certain.detail and certain.key != likely.key
+    # The rating is the findings' own, not only their prose (the reports read it).
+    assert (likely.confidence, certain.confidence) == ("likely", "certain")
     assert certain.key[:3] == likely.key[:3]
     assert judged("attacker1", 1) == []
 

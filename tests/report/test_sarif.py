@@ -57,7 +57,7 @@ FINDINGS = [
     Finding("leaking-ether", "SWC-105", "Bank", "withdraw", 120, "src/Bank.sol:42",
             "attacker1 never sent ether, yet ... Severity high, confidence likely: because.",
             ("leaking-ether", 0xB, "withdraw(uint256)"), oracle="leaking-ether",
-            sequence=SEQUENCE, shrink={"execs": 10}),
+            sequence=SEQUENCE, shrink={"execs": 10}, severity="high", confidence="likely"),
     Finding("assertion", "SWC-110", "Bank", "check", 77, "src/Bank.sol:9",
             "Panic(0x01): assertion failed", ("assertion", 0xB, 77, 1), oracle="assertion",
             sequence=SEQUENCE[:1]),
@@ -101,7 +101,7 @@ def test_levels_come_from_the_findings_severity(tmp_path: Path) -> None:
     [run] = made_up_log(tmp_path)["runs"]
     levels = [(r["ruleId"], r["level"], r["properties"].get("severity"),
                r["properties"].get("confidence")) for r in run["results"]]
-    # The detail's rating first, else the oracle's; no severity at all is a note.
+    # The finding's rating first, else the oracle's; no severity at all is a note.
     assert levels == [("leaking-ether", "error", "high", "likely"),
                       ("assertion", "warning", "medium", "certain"),
                       ("property", "note", None, None)]
