@@ -24,9 +24,9 @@ from secant.chain.chain import TestChain
 from secant.compile.loader import load
 from secant.engine.dictionary import Dictionary, code_constants
 from secant.engine.fuzzer import FuzzConfig, Fuzzer
-from secant.engine.harvey.policy import HarveyPolicy, InputSpace
+from secant.engine.harvey.policy import HarveyPolicy
 from secant.engine.mutators import FunctionSpec
-from secant.engine.policy import Proposal
+from secant.engine.policy import InputSpace, Proposal
 from secant.engine.values import vtype
 from secant.oracles import registry
 from secant.targets.contract import ContractTarget

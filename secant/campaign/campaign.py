@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from secant.campaign.shrink import DEFAULT_SHRINK_LIMIT, Shrinker, ShrinkProgress, ShrinkSpace
-from secant.campaign.worker import PolicyFactory, Worker, WorkerSettings
+from secant.campaign.worker import Worker, WorkerSettings
 from secant.chain.chain import TestChain
 from secant.engine.corpus import Seed
 from secant.engine.events import Events, FuzzListener
@@ -42,6 +42,7 @@ from secant.engine.failures import oracle_part
 from secant.engine.fuzzer import FuzzConfig, Fuzzer
 from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle
+from secant.engine.policy import PolicyFactory
 from secant.evm.analysis import analyze
 from secant.evm.opcodes import JUMPI
 from secant.files import write_atomic

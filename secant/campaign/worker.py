@@ -31,17 +31,15 @@ from secant.engine.dictionary import Dictionary, code_constants
 from secant.engine.events import Events, FuzzListener
 from secant.engine.failures import InternalError
 from secant.engine.fuzzer import FuzzConfig, Fuzzer
-from secant.engine.harvey.concolic import ConcolicStage
-from secant.engine.harvey.policy import HarveyPolicy, InputSpace
+from secant.engine.harvey.policy import harvey
 from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle, claim
-from secant.engine.policy import Policy
+from secant.engine.policy import InputSpace, PolicyContext, PolicyFactory, SymbolicTracer
 from secant.engine.values import vtype
 from secant.errors import SecantError
 from secant.evm.analysis import analyze
 from secant.evm.crypto import keccak256
 from secant.evm.opcodes import CALL, GAS, NUMBER, TIMESTAMP
-from secant.learn.expert import ExpertPolicy
 from secant.oracles.flows import call_sites
 from secant.oracles.property import PROPERTY_PREFIXES, is_property_name
 from secant.oracles.registry import recordings
@@ -53,9 +51,6 @@ from secant.types import Finding, RunResult, TxSeq
 if TYPE_CHECKING:
     from secant.campaign.directed import DirectedDistance
     from secant.symbolic.records import SymbolicRun
-
-PolicyFactory = Callable[[InputSpace], Policy]
-"""Makes a worker's policy from what it may put in a test case (default: Harvey's)."""
 
 
 @dataclass
@@ -346,11 +341,7 @@ class Worker:
             events.add(_PrefixHints(cache))
         self.events = events
         config = block_delays(config, bool(watchers))
-        chosen = (policy or HarveyPolicy)(self.space)
-        if config.symbolic_share > 0 and isinstance(chosen, HarveyPolicy):
-            chosen.concolic = self._concolic_stage(config)
-        elif isinstance(chosen, ExpertPolicy):
-            self._attach_expert(chosen)
+        chosen = (policy or harvey)(self._policy_context())
         self.fuzzer = Fuzzer(self.target.run, chosen, config,
                              oracles=oracles, post=self.target, events=events,
                              distance=self.directed)
@@ -387,50 +378,37 @@ class Worker:
         target.step_observers = [o for o in target.step_observers if self._is_on(
             self._original(o))]
 
-    def _concolic_stage(self, config: FuzzConfig) -> ConcolicStage:
-        """The concolic stage, replaying cases with the ``symbolic`` recording.
+    def _policy_context(self) -> PolicyContext:
+        """What this worker offers the policy it builds (``secant.engine.policy``)."""
+        main = self.chain.main
+        by_address = {contract.address: (code_hash, runtime)
+                      for code_hash, (contract, runtime) in self.codes.items()}
+        function_codes: dict[int | None, tuple[bytes, bytes]] = {}
+        for spec in self.space.functions:
+            address = spec.to if spec.to is not None else (main.address if main else None)
+            if address is not None and address in by_address:
+                function_codes[spec.to] = by_address[address]
+        return PolicyContext(self.space, self._symbolic_tracer, self._worth_solving(),
+                             function_codes, list(by_address.values()), self.chain.fork,
+                             main.name if main else "")
 
-        The replays run on a target of their own without a prefix cache: the cache does
-        not weigh the z3 terms a symbolic prefix holds.
+    def _symbolic_tracer(self, cached: bool) -> SymbolicTracer:
+        """Symbolic replays of cases, on a target of their own.
+
+        ``cached``: for a policy that extends one state at a time (ILF's expert), the
+        replays share a prefix cache that admits at the first miss, so a state's prefix
+        runs once, symbolically, however many next transactions are tried from it.
         """
-        tracer = ContractTarget(self.chain, frozenset({"symbolic"}),
-                                path_scope=self.target.path_scope)
-
-        def trace(case: TxSeq) -> SymbolicRun | None:
-            return symbolic_of(tracer.run(case), tracer)
-
-        return ConcolicStage(trace, self.space.senders, share=config.symbolic_share,
-                             max_time_delta=config.max_time_delay,
-                             max_blocks_delta=config.max_block_delay,
-                             worth=self._worth_solving())
-
-    def _attach_expert(self, expert: ExpertPolicy) -> None:
-        """Give ILF's expert its symbolic runs, the functions' features and the flip filter.
-
-        The expert extends one state at a time, so its symbolic runs share a prefix cache
-        (admitting at the first miss): a state's prefix runs once, symbolically, however
-        many of its next transactions the search tries.
-        """
-        from secant.learn.features import code_sizes, function_infos
-
-        tracer = ContractTarget(self.chain, frozenset({"symbolic"}), path_scope="last",
-                                prefix_cache=PrefixCache(max_entries=64, admit_after=1))
+        tracer = ContractTarget(
+            self.chain, frozenset({"symbolic"}),
+            path_scope="last" if cached else self.target.path_scope,
+            prefix_cache=PrefixCache(max_entries=64, admit_after=1) if cached else None)
 
         def trace(case: TxSeq) -> tuple[RunResult, SymbolicRun | None]:
             result = tracer.run(case)
             return result, symbolic_of(result, tracer)
 
-        main = self.chain.main
-        by_address = {contract.address: (code_hash, runtime)
-                      for code_hash, (contract, runtime) in self.codes.items()}
-        codes: dict[int | None, tuple[bytes, bytes]] = {}
-        for spec in self.space.functions:
-            address = spec.to if spec.to is not None else (main.address if main else None)
-            if address is not None and address in by_address:
-                codes[spec.to] = by_address[address]
-        expert.attach(trace, function_infos(self.space.functions, codes, self.chain.fork),
-                      code_sizes(by_address.values(), self.chain.fork),
-                      self._worth_solving(), contract=main.name if main else "")
+        return trace
 
     def _worth_solving(self) -> Callable[[tuple[bytes, int, bool]], bool]:
         """Whether a branch side is a condition of the source (``why_unflippable``)."""

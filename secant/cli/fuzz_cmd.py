@@ -58,11 +58,9 @@ from secant.types import finding_label
 
 if TYPE_CHECKING:
     from secant.campaign.campaign import Campaign
-    from secant.campaign.worker import PolicyFactory
     from secant.compile.forge_testing import ForgeTesting
     from secant.engine.failures import InternalError
-    from secant.engine.harvey.policy import InputSpace
-    from secant.engine.policy import Policy
+    from secant.engine.policy import Policy, PolicyContext, PolicyFactory
     from secant.learn.dataset import DatasetWriter
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
@@ -563,8 +561,8 @@ def _policy(name: str, where: Path, names: dict[str, int], rlimit: int | None,
                             else DEFAULT_MAX_QUERIES)
     writer = DatasetWriter(where / DATASET_FILE, names) if dataset else None
 
-    def expert(space: InputSpace) -> Policy:
-        return ExpertPolicy(space, settings, writer)
+    def expert(context: PolicyContext) -> Policy:
+        return ExpertPolicy.from_context(context, settings, writer)
 
     return expert, writer
 

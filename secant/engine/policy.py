@@ -10,19 +10,81 @@ another, or a stage mixed into one.
 A policy reads the fuzzer's shared state (``corpus``, ``coverage``, ``stats``, ``rng``,
 ``config``, ``exhausted()``) and draws every random choice from ``fuzzer.rng``, so a
 campaign stays a function of its seed.
+
+A campaign builds its policy with a :data:`PolicyFactory` from a :class:`PolicyContext`:
+the input space and what the campaign can do for a policy beyond running cases (symbolic
+replays, which branch sides are worth solving, the code behind each function). A policy
+takes what it needs from it, so a new policy, or a stage one mixes in, needs no change to
+the campaign that runs it.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from secant.engine.dictionary import Dictionary
+from secant.engine.mutators import FunctionSpec
 from secant.types import RunResult, TxSeq
 
 if TYPE_CHECKING:
     from secant.engine.corpus import Seed
     from secant.engine.fuzzer import Fuzzer
+    from secant.evm.forks import Fork
+    from secant.symbolic.records import SymbolicRun
+
+
+@dataclass
+class InputSpace:
+    """What a policy may put in a test case.
+
+    ``functions`` are the callable functions; ``senders`` the accounts that may send;
+    ``dictionary`` the constants mutation draws from; ``max_value`` the most ether a
+    transaction may carry; ``reads_time``/``reads_number`` whether the code reads the
+    timestamp or block number (only then are block deltas mutated).
+    """
+
+    functions: Sequence[FunctionSpec]
+    senders: Sequence[int]
+    dictionary: Dictionary
+    max_value: int = 10 ** 21
+    reads_time: bool = True
+    reads_number: bool = True
+    stateful: bool = False
+    """Properties are checked after every transaction (an invariant suite): sequences grow
+    without demand, and random runs of the longest length are tried."""
+
+
+BranchSide = tuple[bytes, int, bool]
+"""A side of a conditional branch: (code hash, pc of the JUMPI, taken)."""
+
+SymbolicTracer = Callable[[TxSeq], "tuple[RunResult, SymbolicRun | None]"]
+"""Runs a case with the ``symbolic`` recording: the run and its symbolic records (None
+when the run could not be followed symbolically)."""
+
+
+@dataclass
+class PolicyContext:
+    """What a campaign gives the policy it builds (module docstring).
+
+    ``symbolic(cached)`` makes a tracer that replays cases symbolically on a target of its
+    own (``cached``: with a prefix cache, for a policy that extends one state at a time);
+    None when the campaign cannot. ``worth`` says whether a branch side is a condition of
+    the source (not a compiler's check); ``function_codes`` maps each function's target
+    (None: the main contract) to the (code hash, runtime code) it runs, ``codes`` lists
+    every deployed target code; ``fork`` is the chain's, ``contract`` the main contract's
+    name.
+    """
+
+    space: InputSpace
+    symbolic: Callable[[bool], SymbolicTracer] | None = None
+    worth: Callable[[BranchSide], bool] = field(default=lambda side: True)
+    function_codes: Mapping[int | None, tuple[bytes, bytes]] = field(default_factory=dict)
+    codes: Sequence[tuple[bytes, bytes]] = ()
+    fork: Fork | None = None
+    contract: str = ""
 
 
 @dataclass(slots=True)
@@ -80,3 +142,7 @@ class Policy(ABC):
     def progress_rows(self) -> list[tuple[str, str]]:
         """Rows for the live display: (label, text)."""
         return []
+
+
+PolicyFactory = Callable[[PolicyContext], Policy]
+"""Builds a worker's policy from its context (the campaign's default: Harvey's)."""

@@ -62,11 +62,24 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from secant.engine.harvey.policy import InputSpace
-from secant.engine.policy import Novelty, Policy, Proposal
+from secant.engine.policy import (
+    InputSpace,
+    Novelty,
+    Policy,
+    PolicyContext,
+    Proposal,
+    SymbolicTracer,
+)
 from secant.engine.values import VType, from_int
 from secant.learn.dataset import DatasetChoice, DatasetHeader, DatasetSink, DatasetStep
-from secant.learn.features import FunctionInfo, Step, ended_as, feature_matrix
+from secant.learn.features import (
+    FunctionInfo,
+    Step,
+    code_sizes,
+    ended_as,
+    feature_matrix,
+    function_infos,
+)
 from secant.types import RunResult, Tx, TxSeq
 
 if TYPE_CHECKING:
@@ -93,10 +106,6 @@ DEFAULT_MAX_UNKNOWN = 2
 """Queries that ran out of resources after which a branch side is no longer tried: the
 same nest of conditions comes back in every state that reaches it, and a query z3 could
 not finish twice rarely finishes the third time within the same limit."""
-
-SymbolicTrace = Callable[[TxSeq], "tuple[RunResult, SymbolicRun | None]"]
-"""Runs a case with the ``symbolic`` recording: its result and its symbolic records."""
-
 
 @dataclass(frozen=True)
 class ExpertConfig:
@@ -201,7 +210,7 @@ class ExpertPolicy(Policy):
         self.settings = config or ExpertConfig()
         self.sink = sink
         self.stats = ExpertStats()
-        self.trace: SymbolicTrace | None = None
+        self.trace: SymbolicTracer | None = None
         self.infos: list[FunctionInfo] = []
         self.code_sizes: Mapping[bytes, tuple[int, int]] = {}
         self.worth: Callable[[Edge], bool] = lambda side: True
@@ -212,7 +221,25 @@ class ExpertPolicy(Policy):
         self._current: _State | None = None
         self._outstanding: Proposal | None = None
 
-    def attach(self, trace: SymbolicTrace, infos: Sequence[FunctionInfo],
+    @classmethod
+    def from_context(cls, context: PolicyContext, config: ExpertConfig | None = None,
+                     sink: DatasetSink | None = None) -> ExpertPolicy:
+        """The expert of a campaign's context, attached to what the context offers.
+
+        Its cached symbolic replays, the features of its functions and its filter of the
+        sides worth solving (``attach``).
+        """
+        expert = cls(context.space, config, sink)
+        if context.symbolic is None or context.fork is None:
+            raise ValueError("the expert needs a campaign that replays cases symbolically")
+        expert.attach(context.symbolic(True),
+                      function_infos(context.space.functions, context.function_codes,
+                                     context.fork),
+                      code_sizes(context.codes, context.fork), context.worth,
+                      contract=context.contract)
+        return expert
+
+    def attach(self, trace: SymbolicTracer, infos: Sequence[FunctionInfo],
                code_sizes: Mapping[bytes, tuple[int, int]],
                worth: Callable[[Edge], bool] | None = None,
                contract: str = "") -> None:
@@ -538,5 +565,5 @@ def zero_value(vt: VType) -> Any:
 
 
 __all__ = ["DEFAULT_MAX_QUERIES", "DEFAULT_MAX_UNKNOWN", "DEFAULT_RLIMIT", "DEFAULT_TIMEOUT_MS",
-           "Candidate", "ExpertConfig", "ExpertPolicy", "ExpertStats", "SymbolicTrace",
+           "Candidate", "ExpertConfig", "ExpertPolicy", "ExpertStats",
            "state_free_key", "zero_value"]

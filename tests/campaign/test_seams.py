@@ -18,10 +18,9 @@ from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
 from secant.engine.events import FuzzListener
 from secant.engine.fuzzer import FuzzConfig
-from secant.engine.harvey.policy import InputSpace
 from secant.engine.mutators import Mutator
 from secant.engine.oracle import Oracle, PostState
-from secant.engine.policy import Novelty, Policy, Proposal
+from secant.engine.policy import InputSpace, Novelty, Policy, PolicyContext, Proposal
 from secant.types import Finding, RunResult
 from tests.compile.conftest import needs_node
 
@@ -134,8 +133,8 @@ class UniformRandom(Policy):
 def test_another_policy_plugs_into_the_same_loop(tmp_path: Path) -> None:
     policies: list[UniformRandom] = []
 
-    def make(space: InputSpace) -> UniformRandom:
-        policies.append(UniformRandom(space))
+    def make(context: PolicyContext) -> UniformRandom:
+        policies.append(UniformRandom(context.space))
         return policies[-1]
 
     campaign = Campaign(counter_chain(), CampaignConfig(FuzzConfig(seed=1, max_execs=400),

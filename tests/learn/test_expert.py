@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,8 +22,7 @@ from secant.chain.chain import ChainConfig
 from secant.cli.main import app
 from secant.compile import Compilation, CompileOptions, load
 from secant.engine.fuzzer import FuzzConfig
-from secant.engine.harvey.policy import InputSpace
-from secant.engine.policy import Policy
+from secant.engine.policy import Policy, PolicyContext, PolicyFactory
 from secant.engine.values import VType
 from secant.learn.dataset import (
     DatasetHeader,
@@ -47,7 +45,7 @@ def compiled(path: Path = LOCKBOX) -> list[Compilation]:
     return load([path], CompileOptions())
 
 
-def campaign(execs: int, policy: Callable[[InputSpace], Policy] | None = None,
+def campaign(execs: int, policy: PolicyFactory | None = None,
              out: Path | None = None, seed: int = 0, path: Path = LOCKBOX) -> Campaign:
     config = CampaignConfig(FuzzConfig(seed=seed, max_execs=execs), out=out, shrink_limit=0)
     [chosen] = plan(compiled(path), Selection(), ChainConfig(), config, project=False)
@@ -59,9 +57,10 @@ def campaign(execs: int, policy: Callable[[InputSpace], Policy] | None = None,
 
 
 def expert(records: list[DatasetRecord] | None = None,
-           config: ExpertConfig | None = None) -> Callable[[InputSpace], Policy]:
-    def make(space: InputSpace) -> Policy:
-        return ExpertPolicy(space, config, records.append if records is not None else None)
+           config: ExpertConfig | None = None) -> PolicyFactory:
+    def make(context: PolicyContext) -> Policy:
+        return ExpertPolicy.from_context(context, config,
+                                         records.append if records is not None else None)
     return make
 
 
@@ -298,8 +297,8 @@ class PhantomExpert(ExpertPolicy):
 @needs_node
 def test_a_candidate_is_proposed_once_from_a_state_even_if_its_gain_never_shows() -> None:
     records: list[DatasetRecord] = []
-    done = campaign(40, lambda space: PhantomExpert(space, ExpertConfig(max_depth=2),
-                                                    records.append))
+    done = campaign(40, lambda context: PhantomExpert.from_context(
+        context, ExpertConfig(max_depth=2), records.append))
     steps = [(record.state, record.choice.tx) for record in records
              if isinstance(record, DatasetStep)]
     # Each execution is one step, none repeated: the expert runs out of candidates (or

@@ -36,29 +36,40 @@ forge and Echidna build every run: the first comes right after RUNSEEDS.
 sFuzz's adaptive strategy (``secant.engine.harvey.adaptive``): next to the corpus, the
 closest test case to every just-missed branch; a round picks one of them with probability
 ``adaptive_share`` (by default, as in sFuzz, in proportion to their number among all seeds).
+
+The concolic stage (``secant.engine.harvey.concolic``) runs between rounds when the
+configuration gives it a share and the campaign's context can replay cases symbolically
+(:func:`harvey`, the campaign's default policy factory).
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from secant.engine.corpus import Seed
-from secant.engine.dictionary import Dictionary
 from secant.engine.failures import CONCOLIC_PART
 from secant.engine.harvey.adaptive import AdaptiveSeeds, Closest
 from secant.engine.harvey.concolic import ConcolicStage
 from secant.engine.harvey.demand import DemandDriven
 from secant.engine.harvey.prediction import Pending, Predictor
-from secant.engine.mutators import FunctionSpec, Mutation, Mutator
-from secant.engine.policy import Novelty, Policy, Proposal
+from secant.engine.mutators import Mutation, Mutator
+from secant.engine.policy import (
+    InputSpace,
+    Novelty,
+    Policy,
+    PolicyContext,
+    Proposal,
+    SymbolicTracer,
+)
 from secant.engine.predict import PredictionStats
 from secant.engine.schedulers import PowerSchedule, make_schedule
 from secant.types import RunResult, Tx, TxSeq
 
 if TYPE_CHECKING:
-    from secant.engine.fuzzer import Fuzzer
+    from secant.engine.fuzzer import FuzzConfig, Fuzzer
+    from secant.symbolic.records import SymbolicRun
 
 Outcome = tuple[RunResult, Novelty]
 Rounds = Generator[Proposal, Outcome, None]
@@ -66,27 +77,6 @@ Rounds = Generator[Proposal, Outcome, None]
 RANDOM_RUN_SHARE = 0.1
 """In an invariant suite, the share of executions that are random runs of the longest
 length (module docstring)."""
-
-
-@dataclass
-class InputSpace:
-    """What the policy may put in a test case.
-
-    ``functions`` are the callable functions; ``senders`` the accounts that may send;
-    ``dictionary`` the constants mutation draws from; ``max_value`` the most ether a
-    transaction may carry; ``reads_time``/``reads_number`` whether the code reads the
-    timestamp or block number (only then are block deltas mutated).
-    """
-
-    functions: Sequence[FunctionSpec]
-    senders: Sequence[int]
-    dictionary: Dictionary
-    max_value: int = 10 ** 21
-    reads_time: bool = True
-    reads_number: bool = True
-    stateful: bool = False
-    """Properties are checked after every transaction (an invariant suite): sequences grow
-    without demand, and random runs of the longest length are tried (module docstring)."""
 
 
 @dataclass
@@ -106,8 +96,10 @@ class HarveyPolicy(Policy):
 
     name = "harvey"
 
-    def __init__(self, space: InputSpace, schedule: PowerSchedule | None = None) -> None:
+    def __init__(self, space: InputSpace, schedule: PowerSchedule | None = None,
+                 context: PolicyContext | None = None) -> None:
         self.space = space
+        self.context = context
         self.dictionary = space.dictionary
         self.mutator = Mutator(space.functions, space.senders, space.dictionary,
                                max_value=space.max_value, reads_time=space.reads_time,
@@ -145,6 +137,10 @@ class HarveyPolicy(Policy):
                                    config.predict_iterations, self.rng,
                                    self.harvey.prediction)
         self.adaptive = AdaptiveSeeds() if config.adaptive else None
+        context = self.context
+        if (self.concolic is None and config.symbolic_share > 0 and context is not None
+                and context.symbolic is not None):
+            self.concolic = concolic_stage(context, context.symbolic, config)
         if self.concolic is not None and self.concolic.writers is None:
             self.concolic.writers = self._state_writers
 
@@ -479,3 +475,24 @@ class HarveyPolicy(Policy):
                                      f"{counts.seconds:.1f} s"
                                      + ("" if self.concolic_on else "; switched off")))
         return rows
+
+
+def harvey(context: PolicyContext) -> HarveyPolicy:
+    """Harvey's policy for a campaign's context (the default ``PolicyFactory``)."""
+    return HarveyPolicy(context.space, context=context)
+
+
+def concolic_stage(context: PolicyContext, symbolic: Callable[[bool], SymbolicTracer],
+                   config: FuzzConfig) -> ConcolicStage:
+    """The concolic stage of ``config``'s share, replaying cases on a tracer of its own.
+
+    Without a prefix cache: the cache does not weigh the z3 terms a symbolic prefix holds.
+    """
+    tracer = symbolic(False)
+
+    def trace(case: TxSeq) -> SymbolicRun | None:
+        return tracer(case)[1]
+
+    return ConcolicStage(trace, context.space.senders, share=config.symbolic_share,
+                         max_time_delta=config.max_time_delay,
+                         max_blocks_delta=config.max_block_delay, worth=context.worth)
