@@ -16,7 +16,6 @@ worker's corpus only ever holds runs it made itself.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -306,8 +305,7 @@ class Worker:
                  if settings.prefix_cache and config.sequences != "off" else None)
         needed = recordings(oracles) | ({"transitions"} if directed else set())
         # Oracles that look at the state after every transaction (properties).
-        watchers = [o for o in oracles if isinstance(o, StepObserver)
-                    and getattr(o, "watches_steps", lambda: True)()]
+        watchers = [o for o in oracles if isinstance(o, StepObserver) and o.watches_steps()]
         self.target = ContractTarget(chain, needed,
                                      path_scope="all" if config.sequences == "eager"
                                      else "last", prefix_cache=cache,
@@ -328,7 +326,7 @@ class Worker:
         # An invariant suite: a property must hold after every transaction. Optimization
         # targets alone are searched by the rounds' prediction, which long random
         # sequences would dilute.
-        stateful = any(getattr(o, "holds_invariants", lambda: False)() for o in watchers)
+        stateful = any(o.holds_invariants() for o in watchers)
         self.space = input_space(chain, specs, self.codes, senders, block_steps,
                                  stateful=stateful)
         self.directed: DirectedDistance | None = None
@@ -350,12 +348,11 @@ class Worker:
         events.add(_OraclesOff(self))
         # The arbitrary-storage-write oracle watches the slot Harvey's write cost aims at.
         for oracle in oracles:
-            if hasattr(oracle, "target_slot"):
-                oracle.target_slot = self.fuzzer.sstore_target
+            oracle.use_target_slot(self.fuzzer.sstore_target)
         # Copies of the oracles before any run: replays (shrinking) judge each case with
         # fresh copies of these, as if it were the campaign's first run, and leave the
         # oracles of the campaign (what they reported, what they count) alone.
-        self._pristine = [fresh_copy(oracle) for oracle in oracles]
+        self._pristine = [oracle.fresh() for oracle in oracles]
         self._replay_target: ContractTarget | None = None
 
     # ------------------------------------------------------------------ switched off
@@ -456,7 +453,7 @@ class Worker:
         raises here is switched off too (recorded as during a replay).
         """
         # (the campaign's oracle, the copy that judges this replay)
-        judges = [(original, fresh_copy(pristine))
+        judges = [(original, pristine.fresh())
                   for original, pristine in zip(self._oracles, self._pristine, strict=True)
                   if self._is_on(original)]
         oracles = [copy for _, copy in judges]
@@ -464,12 +461,12 @@ class Worker:
         if target is None:
             # A prefix restored from a cache is not observed again, and every replay's
             # observers are new: with properties to watch, every case runs in full.
-            cache = None if any(_watches_steps(o) for o in oracles) else PrefixCache()
+            cache = None if any(o.watches_steps() for o in oracles) else PrefixCache()
             target = self._replay_target = ContractTarget(
                 self.chain, self.target.recordings, path_scope=self.target.path_scope,
                 prefix_cache=cache, resume=cache is not None)
         target.step_observers = [o for o in oracles
-                                 if isinstance(o, StepObserver) and _watches_steps(o)]
+                                 if isinstance(o, StepObserver) and o.watches_steps()]
 
         def failed(observer: object, error: Exception) -> None:
             original = next(orig for orig, copy in judges if copy is observer)
@@ -506,25 +503,3 @@ class Worker:
         return ShrinkSpace.of(self.space.functions, self.space.senders,
                               self.chain.names().values())
 
-
-def _watches_steps(oracle: Oracle) -> bool:
-    """Whether an oracle looks at the state after every transaction (properties)."""
-    return isinstance(oracle, StepObserver) and getattr(oracle, "watches_steps",
-                                                        lambda: True)()
-
-
-def fresh_copy(oracle: Oracle) -> Oracle:
-    """A copy of ``oracle`` whose lists, dicts and sets are its own.
-
-    What a copy reports or remembers (a property already failed, a contract already
-    reported, a count of runs) then stays in the copy: the original is left as it was.
-    Oracles keep their state in such containers one level down; a copy taken before
-    any run behaves as a new oracle.
-    """
-    twin = copy.copy(oracle)
-    state = getattr(twin, "__dict__", None)
-    if state is not None:
-        for name, value in list(state.items()):
-            if isinstance(value, list | dict | set | bytearray):
-                state[name] = copy.copy(value)
-    return twin

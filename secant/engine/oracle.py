@@ -16,6 +16,7 @@ and ``confidence`` rate its findings (a finding may carry its own confidence):
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -24,10 +25,22 @@ from secant.types import Finding, RunResult, TxOutcome
 
 
 class PostState(Protocol):
-    """Read-only calls on the state a run left (the contract target implements it)."""
+    """The view of a run an oracle gets (the contract target implements it).
+
+    Read-only calls on the state the run left, and the run's recordings.
+    """
 
     def call(self, to: int, data: bytes, sender: int | None = None) -> TxOutcome:
         """Call ``to`` with ``data`` from ``sender`` (default: the deployer); undo it all."""
+        ...
+
+    def recording(self, result: RunResult, name: str, replay: bool = True) -> Any | None:
+        """The ``name`` records of the run ``result`` (the target's recordings).
+
+        The run's own when the campaign recorded ``name``; otherwise, with ``replay``, from
+        running the case again once with that recording, shared by every oracle that asks.
+        None when there are none.
+        """
         ...
 
 
@@ -54,6 +67,46 @@ class Oracle(ABC):
     def summary(self, findings: Mapping[tuple[Any, ...], Finding]) -> dict[str, Any]:
         """What the oracle adds to ``summary.json``, given the campaign's findings."""
         return {}
+
+    # ------------------------------------------------------------------ optional hooks
+    def watches_steps(self) -> bool:
+        """Whether the target shows it every transaction of a run, not only the run.
+
+        Such an oracle also implements the target's ``StepObserver`` (``start``,
+        ``after_step``: a property oracle checks the state between transactions); when
+        it does, the default answer is yes.
+        """
+        return callable(getattr(self, "start", None)) and callable(
+            getattr(self, "after_step", None))
+
+    def holds_invariants(self) -> bool:
+        """Whether something it checks must hold after every transaction.
+
+        The campaign is then an invariant suite, whose sequences grow as such suites need
+        (``InputSpace.stateful``).
+        """
+        return False
+
+    def use_target_slot(self, slot: int | None) -> None:  # noqa: B027 (optional hook)
+        """Told the campaign's random target slot (None: none).
+
+        Harvey's write cost aims at it; an oracle of writes to arbitrary slots watches it.
+        """
+
+    def fresh(self) -> Oracle:
+        """A copy as it was before any run, to judge a replay without touching this one.
+
+        The default copies the oracle and every list, dict, set and bytearray it holds
+        (what it reported, remembered or counted); an oracle that keeps such state deeper
+        overrides it. Called on a copy taken before the campaign's first run.
+        """
+        twin = copy.copy(self)
+        state = getattr(twin, "__dict__", None)
+        if state is not None:
+            for name, value in list(state.items()):
+                if isinstance(value, list | dict | set | bytearray):
+                    state[name] = copy.copy(value)
+        return twin
 
 
 def claim(finding: Finding, oracle: Oracle, result: RunResult) -> Finding:

@@ -46,6 +46,10 @@ class ArbitraryWriteOracle(RatedOracle):
         super().__init__(chain)
         self.target_slot = target_slot
 
+    def use_target_slot(self, slot: int | None) -> None:
+        """Watch the campaign's random target slot."""
+        self.target_slot = slot
+
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding per SSTORE site of a target contract that wrote the target slot."""
         target = self.target_slot

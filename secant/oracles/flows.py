@@ -43,7 +43,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from weakref import WeakKeyDictionary
 
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
@@ -84,10 +83,9 @@ from secant.evm.opcodes import (
 )
 from secant.oracles.rated import RatedOracle, function_name
 from secant.oracles.static_labels import stored_reach
-from secant.targets.contract import ContractRun, ContractTarget
-from secant.targets.prefix_cache import PrefixCache
+from secant.targets.contract import ContractRun
 from secant.targets.taint import STORED, Dataflow, FlowBranch, label_names
-from secant.targets.trace import CallEvent, dataflow_of
+from secant.targets.trace import CallEvent
 from secant.types import Finding, RunResult, TxSeq
 
 __all__ = ["CallSite", "FlowOracle", "call_sites", "code_opcodes", "replayed"]
@@ -266,49 +264,18 @@ def _flag_step(stack: list[Item], op: int, value: int) -> None:
 
 
 # ---------------------------------------------------------------------- replays
-_REPLAYERS: WeakKeyDictionary[ContractTarget, tuple[ContractTarget, int]] = (
-    WeakKeyDictionary())
-_LAST: list[tuple[RunResult, Dataflow | None]] = []  # the last run replayed, its records
-_REPLAY_PREFIXES = 512  # prefixes the replayer keeps (of the rounds that ask for replays)
-
-
 def replayed(result: RunResult, post: PostState | None) -> Dataflow | None:
-    """The dataflow records of ``result``, replaying its case once if need be.
+    """The dataflow records of ``result``: the run's own, else from one replay of its case.
 
-    The records come from ``post``'s own recorder when it records ``dataflow``; otherwise
-    the case runs again on a target of its own over ``post``'s chain, with the recording
-    (once per run, whichever detectors ask). None when ``post`` is no contract target, or
-    when the replay did not end as the run did.
-
-    The replaying target has a prefix cache of its own: the candidates of one of Harvey's
-    rounds share the seed's prefix and differ in the last transaction, so each replay
-    steps that transaction only, and the prefix's records (labels kept in storage
-    included) come from the cache, as the campaign's own target does for its runs.
+    Asked of the post-state view (``PostState.recording``): its recorder's records while
+    it records ``dataflow``, otherwise the case runs again once on a target of its own with
+    the recording, whichever detectors ask. None without a post-state, or when the replay
+    did not end as the run did.
     """
-    found = dataflow_of(result, post)
-    if found is not None:
-        return found
-    if not isinstance(post, ContractTarget) or not isinstance(result, ContractRun):
+    if post is None:
         return None
-    if _LAST and _LAST[0][0] is result:
-        return _LAST[0][1]
-    base = post.chain.base_snapshot
-    known = _REPLAYERS.get(post)
-    if known is None or known[1] != base:  # a cache is valid for one sealed state only
-        replayer = ContractTarget(post.chain, frozenset({"dataflow"}),
-                                  path_scope=post.path_scope,
-                                  prefix_cache=PrefixCache(max_entries=_REPLAY_PREFIXES))
-        _REPLAYERS[post] = (replayer, base)
-    else:
-        replayer = known[0]
-    if replayer.prefix_cache is not None and len(result.case) > 1:
-        replayer.prefix_cache.expect(result.case[:-1])
-    again = replayer.run(result.case)
-    same = [(o.success, o.gas_used) for o in again.outcomes] == [
-        (o.success, o.gas_used) for o in result.outcomes]
-    flow = replayer.recorder.dataflow if same else None
-    _LAST[:] = [(result, flow)]
-    return flow
+    found = post.recording(result, "dataflow")
+    return found if isinstance(found, Dataflow) else None
 
 
 # ---------------------------------------------------------------------- the detectors
@@ -341,10 +308,8 @@ class FlowOracle(RatedOracle):
         self._sites = [(code_hash, site) for code_hash, code in self.code_of.values()
                        for site in call_sites(chain, code, code_hash)]
         self._relayed = frozenset(c.address for c in chain.attacker_contracts)
-        self._post: PostState | None = None  # the target ``own_flow`` last asked about
         # ``open_choices``' sites not reported with every rating, and how many keys it knew.
         self._open_sites: tuple[int, list[tuple[bytes, CallSite]]] | None = None
-        self._post_records = True
 
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """The findings of one run: its records judged, when the run may show the bug."""
@@ -379,19 +344,9 @@ class FlowOracle(RatedOracle):
         return ()
 
     def own_flow(self, result: RunResult, post: PostState | None) -> Dataflow | None:
-        """``dataflow_of``: the records the run itself made, if it made any.
-
-        Whether ``post`` records ``dataflow`` is asked once per target (a campaign's runs
-        all come from one); a result may carry records of its own too.
-        """
-        if post is not self._post:
-            recorder = getattr(post, "recorder", None)
-            self._post = post
-            self._post_records = recorder is None or "dataflow" in getattr(
-                recorder, "recordings", frozenset({"dataflow"}))
-        if self._post_records or "dataflow" in getattr(result, "__dict__", ()):
-            return dataflow_of(result, post)
-        return None
+        """The dataflow records the run itself made, if it made any (no replay)."""
+        found = None if post is None else post.recording(result, "dataflow", replay=False)
+        return found if isinstance(found, Dataflow) else None
 
     def judge(self, result: ContractRun, flow: Dataflow) -> list[Finding]:
         """The findings the run's dataflow records show."""

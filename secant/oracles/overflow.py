@@ -75,7 +75,6 @@ from secant.oracles.flows import FlowOracle
 from secant.oracles.rated import ether, function_name
 from secant.targets.contract import ContractRun
 from secant.targets.taint import OVERFLOW, WRAP_BITS, Dataflow, FlowSink, FlowWrap, watch_arithmetic
-from secant.targets.trace import wraps_of
 from secant.targets.wraps import watch_blocks
 from secant.types import Finding, RunResult
 
@@ -138,7 +137,8 @@ class OverflowOracle(FlowOracle):
         """The findings of one run; replayed only when a watched site wrapped (or may have)."""
         if not self.needs or not isinstance(result, ContractRun):
             return []
-        seen = wraps_of(result, post) if self.own_flow(result, post) is None else None
+        seen = (post.recording(result, "arithmetic", replay=False)
+                if post is not None and self.own_flow(result, post) is None else None)
         if seen is None:
             return super().check(result, post)
         wrapped = self.wrapped_here(result, seen)

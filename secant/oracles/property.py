@@ -355,8 +355,8 @@ class PropertyOracle(Oracle):
         magnitude = value.bit_length() if value >= 0 else -value.bit_length()
         bias = _INT256_SIGN
         rhs = (best if best is not None else value - 1) + bias
-        target.recorder.objective(b"optimize:" + prop.name.encode(), magnitude + 512,
-                                  value + bias > rhs, "gt", value + bias, rhs)
+        target.objective(b"optimize:" + prop.name.encode(), magnitude + 512,
+                         value + bias > rhs, "gt", value + bias, rhs)
 
     def _finding(self, prop: Property, failure: str, prefix: TxSeq) -> Finding:
         after = (f"after {len(prefix)} transaction{'s' if len(prefix) != 1 else ''}"

@@ -39,11 +39,32 @@ from secant.targets.trace import (
     RecorderMark,
     SelfdestructEvent,
     TraceRecorder,
+    dataflow_of,
     make_recorder,
+    symbolic_of,
+    wraps_of,
 )
 from secant.types import BranchEvent, RunResult, TxOutcome, TxSeq
 
 __all__ = ["ContractRun", "ContractTarget", "bucket", "path_hash"]
+
+
+REPLAY_PREFIXES = 512
+"""Prefixes a replaying target keeps (of the rounds that ask for replays)."""
+
+_RECORDS: dict[str, Callable[[RunResult, object], Any]] = {
+    "dataflow": dataflow_of, "arithmetic": wraps_of, "symbolic": symbolic_of}
+"""How each recording a run may be asked for is read from a result and its target."""
+
+
+def _own_recording(result: RunResult, target: ContractTarget, name: str) -> Any | None:
+    """The ``name`` records ``result`` carries, or ``target``'s recorder holds for it."""
+    read = _RECORDS.get(name)
+    if read is None:
+        raise ValueError(f"no recording {name!r} can be asked for (one of {sorted(_RECORDS)})")
+    if name not in target.recordings and name not in getattr(result, "__dict__", ()):
+        return None
+    return read(result, target)
 
 
 def bucket(count: int) -> int:
@@ -137,6 +158,11 @@ class ContractTarget:
         # error goes on to the caller.
         self.observer_failed: Callable[[StepObserver, Exception], None] | None = None
         self.recorder: TraceRecorder = make_recorder(self.recordings)
+        # Targets replaying runs with a recording this one lacks (``recording``), each
+        # with the sealed state its cache is valid for, and the last run replayed.
+        self._replayers: dict[str, tuple[ContractTarget, object]] = {}
+        self._replayed: tuple[RunResult, str, Any] | None = None
+        self.replays = 0  # cases run again for a recording (``recording``)
         # The accounts whose balance changes the balances recording reports, with their
         # balances after deployment.
         self._balances_before: dict[int, int] = {}
@@ -385,6 +411,54 @@ class ContractTarget:
         call would have made, at no cost.
         """
         self.recorder.branches.extend(events)
+
+    def objective(self, site: bytes, pc: int, taken: bool, relation: str, lhs: int,
+                  rhs: int) -> None:
+        """Add an objective to the current run: a comparison no JUMPI made, as a branch.
+
+        An oracle's way to steer the search (a property's distance to a new best value):
+        ``site`` names it (never a 32-byte code hash, so it cannot collide with code), and
+        the engine treats it as any branch of the transaction being observed, an edge to
+        cover and a cost to minimise.
+        """
+        self.recorder.objective(site, pc, taken, relation, lhs, rhs)
+
+    def recording(self, result: RunResult, name: str, replay: bool = True) -> Any | None:
+        """The ``name`` records of ``result`` (``dataflow``, ``arithmetic``, ``symbolic``).
+
+        This target's own while its recorder records ``name`` and still holds that very
+        run; otherwise, with ``replay``, the case runs again on a target of this one's with
+        that recording. None when there are none: no replay asked, a result of no contract
+        run, or a replay that did not end as the run did (same successes, same gas).
+
+        One replay serves every oracle that asks about the same run. A replaying target
+        keeps a prefix cache of its own, valid for the chain's sealed state: the candidates
+        of one of Harvey's rounds share the seed's prefix and differ in the last
+        transaction, so each replay steps that transaction only.
+        """
+        own = _own_recording(result, self, name)
+        if own is not None or not replay or not isinstance(result, ContractRun):
+            return own
+        memo = self._replayed
+        if memo is not None and memo[0] is result and memo[1] == name:
+            return memo[2]
+        base = self.chain.base_snapshot
+        known = self._replayers.get(name)
+        if known is None or known[1] != base:  # a cache is valid for one sealed state only
+            replayer = ContractTarget(self.chain, frozenset({name}), path_scope=self.path_scope,
+                                      prefix_cache=PrefixCache(max_entries=REPLAY_PREFIXES))
+            self._replayers[name] = (replayer, base)
+        else:
+            replayer = known[0]
+        if replayer.prefix_cache is not None and len(result.case) > 1:
+            replayer.prefix_cache.expect(result.case[:-1])
+        again = replayer.run(result.case)
+        self.replays += 1
+        same = [(o.success, o.gas_used) for o in again.outcomes] == [
+            (o.success, o.gas_used) for o in result.outcomes]
+        found = _own_recording(again, replayer, name) if same else None
+        self._replayed = (result, name, found)
+        return found
 
     def call(self, to: int, data: bytes, sender: int | None = None,
              record: bool = False, reads: CallReads | None = None) -> TxOutcome:

@@ -210,3 +210,54 @@ def test_harnesses_get_echidnas_block_delays_and_plain_contracts_any() -> None:
     assert (harness.max_time_delay, harness.max_block_delay) == (604_800, 60_480)
     chosen = block_delays(FuzzConfig(max_time_delay=5), harness=True)
     assert (chosen.max_time_delay, chosen.max_block_delay) == (5, 60_480)
+
+
+class ReplayedFlows(Oracle):
+    """Needs no recording of the campaign's runs: asks the post-state view for a run's
+    ``dataflow`` records when the run calls ``bump`` with a large input, and reports the
+    labelled JUMPIs the records hold."""
+
+    name = "replayed-flows"
+    description = "a large bump's branch, seen in a replay with the dataflow recording"
+
+    def __init__(self, chain: TestChain) -> None:
+        self.asked = 0
+        self.records: list[object] = []
+
+    def check(self, result: RunResult, post: PostState | None) -> list[Finding]:
+        if post is None or not any(tx.function == "bump(uint256)" and tx.args[0] > 1000
+                                   for tx in result.case):
+            return []
+        self.asked += 1
+        assert post.recording(result, "dataflow", replay=False) is None  # not recorded
+        flow = post.recording(result, "dataflow")
+        again = post.recording(result, "dataflow")  # a second ask is not a second replay
+        assert again is flow
+        self.records.append(flow)
+        branches = getattr(flow, "branches", [])
+        if not branches:
+            return []
+        return [Finding(kind="flow", swc="", contract="Counter", function="bump",
+                        pc=branches[0].pc, source=None,
+                        detail=f"{len(branches)} labelled branch(es)", key=(self.name,))]
+
+
+@needs_node
+def test_an_oracle_outside_the_engine_asks_for_a_replay_with_a_recording() -> None:
+    made: list[ReplayedFlows] = []
+
+    def make(chain: TestChain) -> ReplayedFlows:
+        made.append(ReplayedFlows(chain))
+        return made[-1]
+
+    campaign = Campaign(counter_chain(), CampaignConfig(FuzzConfig(seed=3, max_execs=600)),
+                        oracles=[make])
+    summary = campaign.run()
+    oracle = made[0]
+    target = campaign.workers[0].target
+    assert "dataflow" not in target.recordings
+    # One replay per run the oracle asked about, each giving the dataflow records.
+    assert oracle.asked > 0 and target.replays == oracle.asked
+    assert all(type(flow).__name__ == "Dataflow" for flow in oracle.records)
+    [finding] = summary["findings"]
+    assert finding["oracle"] == "replayed-flows" and "labelled branch" in finding["detail"]

@@ -206,14 +206,17 @@ def campaign_replays(case: Case, monkeypatch: pytest.MonkeyPatch, oracle: str,
     campaign = campaign_of(Case(case.file, case.contract, oracle, case.seed, budget,
                                 case.value), chain, None)
     replayed: list[TxSeq] = []
-    real = flows.replayed
+    real = ContractTarget.recording
 
-    def counting(result: RunResult, post: object) -> Dataflow | None:
-        if not flows._LAST or flows._LAST[0][0] is not result:
+    def counting(self: ContractTarget, result: RunResult, name: str,
+                 replay: bool = True) -> object:
+        before = self.replays
+        found = real(self, result, name, replay)
+        if self.replays > before:
             replayed.append(result.case)
-        return real(result, post)  # type: ignore[arg-type]
+        return found
 
-    monkeypatch.setattr(flows, "replayed", counting)
+    monkeypatch.setattr(ContractTarget, "recording", counting)
     campaign.run()
     return replayed, {key: f.execs_to_find for key, f in campaign.findings.items()}
 
