@@ -33,8 +33,10 @@ def oracle_part(name: str) -> str:
     return f"oracle:{name}"
 
 
-CONCOLIC_PART = "stage:concolic"
-"""The part name of the concolic stage."""
+def stage_part(name: str) -> str:
+    """The part name of a policy's stage (``stage:concolic``)."""
+    return f"stage:{name}"
+
 
 
 @dataclass(frozen=True)

@@ -146,3 +146,39 @@ class Policy(ABC):
 
 PolicyFactory = Callable[[PolicyContext], Policy]
 """Builds a worker's policy from its context (the campaign's default: Harvey's)."""
+
+
+class Stage(ABC):
+    """A source of cases a policy runs between its own rounds (Harvey's concolic stage).
+
+    The policy binds it once, then, between two of its rounds, asks ``next_case`` until it
+    answers None (nothing now: it is asked again after the next round), runs each case
+    with ``origin`` and reports the run through ``ran``. A stage that raises is switched
+    off for the rest of the run (``switched_off``) and recorded as the part ``stage:NAME``;
+    its counters stay in the summary. Its random choices come from the fuzzer's ``rng``.
+    """
+
+    name: str = ""
+    origin: str = ""
+    """What its proposals say produced them (the corpus's origins count them)."""
+    switched_off: bool = False
+
+    def bind(self, policy: Policy, fuzzer: Fuzzer) -> None:
+        """Attach to the policy that runs it and the fuzzer whose loop runs the policy."""
+        self.policy = policy
+        self.fuzzer = fuzzer
+
+    @abstractmethod
+    def next_case(self) -> TxSeq | None:
+        """The next case to run, or None when the stage has nothing now."""
+
+    def ran(self, result: RunResult, novelty: Novelty) -> None:  # noqa: B027 (optional hook)
+        """What the last case ``next_case`` gave did."""
+
+    def summary(self) -> dict[str, Any]:
+        """What the stage adds to ``summary.json``."""
+        return {}
+
+    def progress_rows(self) -> list[tuple[str, str]]:
+        """Rows for the live display: (label, text)."""
+        return []

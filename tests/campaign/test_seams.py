@@ -12,16 +12,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from secant.abi import function_selector
 from secant.campaign.campaign import Campaign, CampaignConfig, content_name
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
 from secant.engine.events import FuzzListener
 from secant.engine.fuzzer import FuzzConfig
+from secant.engine.harvey.policy import HarveyPolicy, harvey
 from secant.engine.mutators import Mutator
 from secant.engine.oracle import Oracle, PostState
-from secant.engine.policy import InputSpace, Novelty, Policy, PolicyContext, Proposal
-from secant.types import Finding, RunResult
+from secant.engine.policy import InputSpace, Novelty, Policy, PolicyContext, Proposal, Stage
+from secant.types import Finding, RunResult, Tx, TxSeq
 from tests.compile.conftest import needs_node
 
 SEAMS = Path(__file__).resolve().parents[1] / "fixtures" / "campaign" / "Seams.sol"
@@ -261,3 +264,65 @@ def test_an_oracle_outside_the_engine_asks_for_a_replay_with_a_recording() -> No
     assert all(type(flow).__name__ == "Dataflow" for flow in oracle.records)
     [finding] = summary["findings"]
     assert finding["oracle"] == "replayed-flows" and "labelled branch" in finding["detail"]
+
+
+class Bumper(Stage):
+    """A stage of a test's own: between Harvey's rounds, a few cases that bump the counter
+    by a chosen amount (the last raises, to be switched off)."""
+
+    name = "bumper"
+    origin = "bumper"
+
+    def __init__(self, amounts: list[int], fail_after: int | None = None) -> None:
+        self.amounts = list(amounts)
+        self.fail_after = fail_after
+        self.given: list[TxSeq] = []
+        self.seen: list[TxSeq] = []
+
+    def next_case(self) -> TxSeq | None:
+        if self.fail_after is not None and len(self.given) == self.fail_after:
+            raise RuntimeError("the bumper broke")
+        if not self.amounts or self.fuzzer.stats.execs < 50 * len(self.given):
+            return None  # at most one case per 50 executions
+        sender = self.fuzzer.rng.choice(list(self.policy_senders()))
+        self.given.append((Tx("bump(uint256)", (self.amounts.pop(0),), sender),))
+        return self.given[-1]
+
+    def policy_senders(self) -> list[int]:
+        policy = self.policy
+        assert isinstance(policy, HarveyPolicy)
+        return list(policy.space.senders)
+
+    def ran(self, result: RunResult, novelty: Novelty) -> None:
+        self.seen.append(result.case)
+
+    def summary(self) -> dict[str, Any]:
+        return {"bumper": {"given": len(self.given), "seen": len(self.seen)}}
+
+
+@needs_node
+@pytest.mark.parametrize("fail_after", [None, 2])
+def test_a_stage_outside_the_engine_runs_between_harveys_rounds(fail_after: int | None
+                                                                 ) -> None:
+    stages: list[Bumper] = []
+
+    def make(context: PolicyContext) -> HarveyPolicy:
+        policy = harvey(context)
+        stages.append(Bumper([1001, 5, 2000, 7], fail_after))
+        policy.stages.append(stages[-1])
+        return policy
+
+    campaign = Campaign(counter_chain(), CampaignConfig(FuzzConfig(seed=4, max_execs=800)),
+                        policy=make)
+    summary = campaign.run()
+    [stage] = stages
+    # Every case it gave ran, in order, between rounds, and came back to it.
+    assert stage.seen == stage.given and summary["bumper"]["seen"] == len(stage.given)
+    if fail_after is None:
+        assert [case[0].args[0] for case in stage.given] == [1001, 5, 2000, 7]
+        assert "internal_errors" not in summary or not summary["internal_errors"]
+    else:
+        assert len(stage.given) == fail_after and stage.switched_off
+        [record] = summary["internal_errors"]
+        assert record["part"] == "stage:bumper" and "the bumper broke" in record["error"]
+    assert summary["execs"] == 800  # the rounds went on

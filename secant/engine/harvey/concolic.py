@@ -60,13 +60,15 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from secant.engine.harvey.adaptive import AdaptiveSeeds, BranchSide, Closest
+from secant.engine.policy import Novelty, Policy, Stage
 from secant.symbolic.names import input_transaction, is_state_variable, state_slot
-from secant.types import Tx, TxSeq
+from secant.types import RunResult, Tx, TxSeq
 
 if TYPE_CHECKING:
+    from secant.engine.fuzzer import Fuzzer
     from secant.symbolic.records import SymbolicRun
 
 REPLAY_STEPS = 20
@@ -115,6 +117,22 @@ MAX_WRITERS = 2
 """Writer-prefixed replays at most per attempt (each costs a symbolic replay)."""
 
 
+@runtime_checkable
+class JustMissedSource(Protocol):
+    """What the stage needs of the policy that runs it (Harvey's).
+
+    ``adaptive``: sFuzz's just-missed sides and their closest cases (None: none kept);
+    ``state_writers``: calls that write what a transaction read (``Writers``).
+    """
+
+    adaptive: AdaptiveSeeds | None
+
+    def state_writers(self, case: TxSeq, index: int, slots: set[tuple[int, int]]
+                      ) -> list[Tx]:
+        """Calls that write ``slots``, read by ``case[index]`` (see ``Writers``)."""
+        ...
+
+
 @dataclass
 class ConcolicStats:
     """The stage's counters (``summary.json``'s ``symbolic`` and the progress display)."""
@@ -149,8 +167,11 @@ class ConcolicStats:
                 "charged_steps": self.charged}
 
 
-class ConcolicStage:
+class ConcolicStage(Stage):
     """Chooses just-missed sides, solves for inputs that flip them (module docstring)."""
+
+    name = "concolic"
+    origin = "symbolic"
 
     def __init__(self, trace: SymbolicTrace, senders: Sequence[int], *, share: float,
                  patience: int = DEFAULT_PATIENCE, timeout_ms: int = DEFAULT_TIMEOUT_MS,
@@ -185,6 +206,60 @@ class ConcolicStage:
         self._solved: TxSeq | None = None  # the last case a query gave
         self._flipped: tuple[bytes, int, bool] | None = None  # the edge it aimed at
         self._retry: tuple[BranchSide, TxSeq] | None = None
+        self._adaptive: AdaptiveSeeds | None = None  # the policy's, once bound
+        self._asked: BranchSide | None = None  # the side of the case last given
+
+    # ------------------------------------------------------------------ the stage seam
+    def bind(self, policy: Policy, fuzzer: Fuzzer) -> None:
+        """Take the policy's just-missed sides, and its writers unless given some."""
+        super().bind(policy, fuzzer)
+        if isinstance(policy, JustMissedSource):
+            self._adaptive = policy.adaptive
+            if self.writers is None:
+                self.writers = policy.state_writers
+
+    def next_case(self) -> TxSeq | None:
+        """A solved case while the stage's charge is within its share (None: no more now).
+
+        Sides are chosen and solved until one gives a case: a query with no answer is
+        charged, and the next side is tried while the share allows.
+        """
+        adaptive = self._adaptive
+        if adaptive is None:
+            return None
+        fuzzer = self.fuzzer
+        while self.due(fuzzer.stats.steps_run) and not fuzzer.exhausted():
+            picked = self.choose(adaptive, fuzzer.stats.execs)
+            if picked is None:
+                return None
+            side, closest = picked
+            case = self.solve(side, closest.case)
+            if case is not None:
+                self._asked = side
+                return case
+        return None
+
+    def ran(self, result: RunResult, novelty: Novelty) -> None:
+        """Whether the solved case took its side (``observe``)."""
+        if self._asked is not None:
+            self.observe(self._asked, self.fuzzer.coverage.edges, novelty.new_edges,
+                         result.edges)
+
+    def summary(self) -> dict[str, Any]:
+        """``summary.json``'s ``symbolic``: the share, the counters, the sides proved."""
+        return {"symbolic": {"share": self.share, **self.stats.to_json(),
+                             "infeasible_sides": len(self.infeasible)}}
+
+    def progress_rows(self) -> list[tuple[str, str]]:
+        """The live display's ``symbolic`` row."""
+        counts = self.stats
+        return [("symbolic", f"{counts.success} ok / {counts.fail} failed of "
+                             f"{counts.sat} solved; {counts.unsat} unsat "
+                             f"({counts.proved} proved), {counts.unknown} unknown; "
+                             f"{counts.seconds:.1f} s"
+                             + ("; switched off" if self.switched_off else ""))]
+
+    # ------------------------------------------------------------------ choosing, solving
 
     def due(self, steps: int) -> bool:
         """Whether the stage may run now: its charge within its share of ``steps``."""

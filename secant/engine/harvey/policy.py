@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from secant.engine.corpus import Seed
-from secant.engine.failures import CONCOLIC_PART
+from secant.engine.failures import stage_part
 from secant.engine.harvey.adaptive import AdaptiveSeeds, Closest
 from secant.engine.harvey.concolic import ConcolicStage
 from secant.engine.harvey.demand import DemandDriven
@@ -61,6 +61,7 @@ from secant.engine.policy import (
     Policy,
     PolicyContext,
     Proposal,
+    Stage,
     SymbolicTracer,
 )
 from secant.engine.predict import PredictionStats
@@ -110,12 +111,12 @@ class HarveyPolicy(Policy):
         self._next: Proposal | None = None
         self._rounds: Rounds | None = None
         self._ended = False  # the loop ran out of things to propose
-        # The concolic stage (secant.engine.harvey.concolic), when the campaign gives one:
-        # it needs the adaptive seeds' just-missed sides.
+        # The concolic stage (secant.engine.harvey.concolic), when the configuration and
+        # the context give one: it needs the adaptive seeds' just-missed sides.
         self.concolic: ConcolicStage | None = None
-        # False once the stage raised: it is switched off for the rest of the run (its
-        # counters stay for the summary).
-        self.concolic_on = True
+        # Stages run between rounds, in order (the concolic stage first, when there is
+        # one); a factory may add its own before the policy is bound.
+        self.stages: list[Stage] = []
 
     def bind(self, fuzzer: Fuzzer) -> None:
         """Attach to the fuzzer: its rng, coverage and configuration."""
@@ -141,8 +142,10 @@ class HarveyPolicy(Policy):
         if (self.concolic is None and config.symbolic_share > 0 and context is not None
                 and context.symbolic is not None):
             self.concolic = concolic_stage(context, context.symbolic, config)
-        if self.concolic is not None and self.concolic.writers is None:
-            self.concolic.writers = self._state_writers
+        if self.concolic is not None and self.concolic not in self.stages:
+            self.stages.insert(0, self.concolic)
+        for stage in self.stages:
+            stage.bind(self, fuzzer)
 
     # ------------------------------------------------------------------ the policy seam
     def propose(self) -> Proposal | None:
@@ -227,8 +230,9 @@ class HarveyPolicy(Policy):
                     yield Proposal((self.mutator.random_tx(spec, self.rng),), "init")
                 continue
             yield from self._random_runs()
-            if self.concolic is not None and self.adaptive is not None and self.concolic_on:
-                yield from self._concolic(self.concolic, self.adaptive)
+            for stage in self.stages:
+                if not stage.switched_off:
+                    yield from self._stage(stage)
             yield from self._round()
 
     def _random_runs(self) -> Rounds:
@@ -244,40 +248,42 @@ class HarveyPolicy(Policy):
             self.random_runs += 1
             yield Proposal(case, "random")
 
-    def _concolic(self, stage: ConcolicStage, adaptive: AdaptiveSeeds) -> Rounds:
-        """Between rounds, while its share allows: solved cases for just-missed sides.
+    def _stage(self, stage: Stage) -> Rounds:
+        """Between rounds: the cases a stage gives, until it has no more for now.
 
-        The stage is optional: when it raises (its symbolic replay, z3, its bookkeeping)
-        it is switched off for the rest of the run and the rounds go on without it.
+        A stage is optional: when it raises (the concolic stage's symbolic replay, z3, its
+        bookkeeping) it is switched off for the rest of the run and the rounds go on
+        without it.
         """
         fuzzer = self.fuzzer
-        while stage.due(fuzzer.stats.steps_run) and not fuzzer.exhausted():
+        while not fuzzer.exhausted():
             try:
-                picked = stage.choose(adaptive, fuzzer.stats.execs)
-                if picked is None:
-                    return
-                side, closest = picked
-                case = stage.solve(side, closest.case)
+                case = stage.next_case()
             except Exception as exc:  # the stage's bug: the campaign goes on without it
-                self._concolic_failed(exc)
+                self._stage_failed(stage, exc)
                 return
             if case is None:
-                continue
+                return
             # Outside the ``try``: what the loop throws into the generator is not the stage's.
-            result, novelty = yield Proposal(case, "symbolic")
+            result, novelty = yield Proposal(case, stage.origin)
             try:
-                stage.observe(side, fuzzer.coverage.edges, novelty.new_edges, result.edges)
+                stage.ran(result, novelty)
             except Exception as exc:
-                self._concolic_failed(exc)
+                self._stage_failed(stage, exc)
                 return
 
-    def _concolic_failed(self, error: Exception) -> None:
-        """Switch the concolic stage off for the rest of the run and record why."""
-        self.concolic_on = False
-        self.fuzzer.switch_off(CONCOLIC_PART, error)
+    def _stage_failed(self, stage: Stage, error: Exception) -> None:
+        """Switch a stage off for the rest of the run and record why."""
+        stage.switched_off = True
+        self.fuzzer.switch_off(stage_part(stage.name), error)
 
-    def _state_writers(self, case: TxSeq, index: int, slots: set[tuple[int, int]]
-                       ) -> list[Tx]:
+    @property
+    def concolic_on(self) -> bool:
+        """Whether the concolic stage is there and not switched off."""
+        return self.concolic is not None and not self.concolic.switched_off
+
+    def state_writers(self, case: TxSeq, index: int, slots: set[tuple[int, int]]
+                      ) -> list[Tx]:
         """For the concolic stage: calls that write ``slots``, read by ``case[index]``.
 
         The stage puts one before ``case[index]`` and ends the case there: there must be
@@ -441,9 +447,7 @@ class HarveyPolicy(Policy):
                 "picks": stats.adaptive_picks,
                 "corpus_entries": sum(1 for s in corpus.seeds if s.adaptive),
             },
-            **({"symbolic": {"share": self.concolic.share, **self.concolic.stats.to_json(),
-                             "infeasible_sides": len(self.concolic.infeasible)}}
-               if self.concolic is not None else {}),
+            **{key: value for stage in self.stages for key, value in stage.summary().items()},
         }
 
     def progress_rows(self) -> list[tuple[str, str]]:
@@ -466,14 +470,8 @@ class HarveyPolicy(Policy):
             rows.append(("adaptive seeds", f"{len(self.adaptive)} just-missed branches, "
                                            f"{stats.adaptive_picks} picks, {from_adaptive} "
                                            "corpus entries"))
-        stage = self.concolic
-        if stage is not None:
-            counts = stage.stats
-            rows.append(("symbolic", f"{counts.success} ok / {counts.fail} failed of "
-                                     f"{counts.sat} solved; {counts.unsat} unsat "
-                                     f"({counts.proved} proved), {counts.unknown} unknown; "
-                                     f"{counts.seconds:.1f} s"
-                                     + ("" if self.concolic_on else "; switched off")))
+        for stage in self.stages:
+            rows.extend(stage.progress_rows())
         return rows
 
 
