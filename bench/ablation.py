@@ -16,10 +16,11 @@ from pathlib import Path
 
 from goals import GOAL_TABLE_HEADER, print_goal_rows, record_goals
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.chain.chain import TestChain
 from secant.compile.loader import load
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from secant.targets.contract import ContractRun
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "contracts"

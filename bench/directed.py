@@ -17,11 +17,12 @@ from pathlib import Path
 
 from goals import median_cells
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.campaign.directed import resolve_target
 from secant.chain.chain import TestChain
 from secant.compile.loader import load
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 
 MAZE = Path(__file__).resolve().parents[1] / "examples" / "contracts" / "DirectedMaze.sol"
 

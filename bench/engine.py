@@ -22,8 +22,9 @@ from pathlib import Path
 
 from secant.chain.chain import TestChain
 from secant.compile.loader import load
+from secant.engine.config import FuzzConfig
 from secant.engine.dictionary import Dictionary, code_constants
-from secant.engine.fuzzer import FuzzConfig, Fuzzer
+from secant.engine.fuzzer import Fuzzer
 from secant.engine.harvey.policy import HarveyPolicy
 from secant.engine.mutators import FunctionSpec
 from secant.engine.policy import InputSpace, Proposal

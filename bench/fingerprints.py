@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.campaign.directed import resolve_target
 from secant.chain.chain import TestChain
 from secant.compile.loader import load
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from secant.types import Finding, case_to_json
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "contracts"

@@ -43,11 +43,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.chain.chain import TestChain
 from secant.compile.loader import load
+from secant.engine.config import FuzzConfig
 from secant.engine.events import FuzzListener
-from secant.engine.fuzzer import FuzzConfig
 from secant.oracles import registry
 from secant.types import Finding
 

@@ -28,10 +28,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.chain.chain import TestChain
 from secant.compile.loader import load
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from secant.oracles.overflow import OverflowOracle
 
 ROOT = Path(__file__).resolve().parents[1]

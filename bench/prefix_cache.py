@@ -138,8 +138,9 @@ def campaign_rate(seed: int, execs: int, sequences: str, cache: bool
     """Executions/s of a whole Crowdsale campaign, the cache hit rate, mean case length,
     the share of misses resumed from a shorter cached prefix, and the share of the cases'
     transactions that actually ran."""
-    from secant.campaign.campaign import Campaign, CampaignConfig
-    from secant.engine.fuzzer import FuzzConfig
+    from secant.campaign.campaign import Campaign
+    from secant.campaign.config import CampaignConfig
+    from secant.engine.config import FuzzConfig
 
     chain = TestChain.setup(load([CROWDSALE]), contract="Crowdsale")
     campaign = Campaign(chain, CampaignConfig(

@@ -21,11 +21,12 @@ import argparse
 import time
 from pathlib import Path
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.campaign.plan import Selection, plan
 from secant.chain.chain import ChainConfig
 from secant.compile import CompileOptions, load
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = ("Baz.sol", "Crowdsale.sol", "StatefulMaze.sol", "HarveyFoo.sol", "Allowances.sol")

@@ -30,16 +30,16 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from secant.campaign.shrink import DEFAULT_SHRINK_LIMIT, Shrinker, ShrinkProgress, ShrinkSpace
+from secant.campaign.config import CampaignConfig, OracleFactory
+from secant.campaign.shrink import Shrinker, ShrinkProgress, ShrinkSpace
 from secant.campaign.worker import Worker, WorkerSettings
 from secant.chain.chain import TestChain
 from secant.engine.corpus import Seed
 from secant.engine.events import Events, FuzzListener
 from secant.engine.failures import oracle_part
-from secant.engine.fuzzer import FuzzConfig, Fuzzer
+from secant.engine.fuzzer import Fuzzer
 from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle
 from secant.engine.policy import PolicyFactory
@@ -54,36 +54,6 @@ from secant.types import Finding, TxSeq, case_to_json
 
 if TYPE_CHECKING:
     from secant.campaign.manifest import Manifest
-
-OracleFactory = Callable[[TestChain], Oracle]
-"""Makes an oracle for a worker's chain (an oracle class is one)."""
-
-
-@dataclass
-class CampaignConfig:
-    """A campaign: the engine's configuration, an output directory, a directed target.
-
-    ``oracles`` names the detectors to run (None: every registered one);
-    ``sync_every`` is how many executions a worker runs between two exchanges of cases;
-    ``shrink_limit`` bounds the executions ``finish`` spends shrinking each finding.
-    """
-
-    fuzz: FuzzConfig
-    out: Path | None = None
-    target_pcs: frozenset[int] = frozenset()
-    # Resume from the cached state after an unchanged prefix instead of replaying it.
-    prefix_cache: bool = True
-    oracles: Sequence[str] | None = None
-    sync_every: int = 1000
-    # Executions spent at most on shrinking each finding's case at the end (0: none).
-    shrink_limit: int = DEFAULT_SHRINK_LIMIT
-    # With ``out``: coverage.lcov, coverage/, coverage.png/.svg, frontier.json,
-    # findings.sarif and reproducers/ at the end.
-    reports: bool = True
-    # Whether the main contract runs as a Foundry test contract, whose reproducer calls its
-    # setUp() (None: guessed from its functions, as --harness auto guesses).
-    test_contract: bool | None = None
-
 
 # What a time budget keeps back from fuzzing (docs/configuration.md, "The time budget").
 # The reports (summary.json, coverage LCOV and HTML, the plot with matplotlib's import, the

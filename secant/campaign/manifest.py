@@ -31,14 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from secant import __version__
-from secant.campaign.campaign import CampaignConfig
+from secant.campaign.config import CampaignConfig
 from secant.campaign.function_filter import FunctionFilter
 from secant.campaign.plan import Selection
 from secant.chain.blockenv import BlockSettings
 from secant.chain.chain import ChainConfig
 from secant.compile.artifacts import Compilation
 from secant.compile.solidity import DEFAULT_RUNS, CompileOptions
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from secant.errors import SecantError
 from secant.evm.forks import get_fork
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from secant.campaign.campaign import CampaignConfig, OracleFactory
+from secant.campaign.config import CampaignConfig, OracleFactory
 from secant.campaign.function_filter import FunctionFilter
 from secant.campaign.worker import function_specs, spec_of
 from secant.chain.blockenv import FORGE_NUMBER, FORGE_TIMESTAMP

@@ -25,11 +25,12 @@ from secant.campaign.shrink import ShrinkSpace
 from secant.chain.attackers import AttackerKind
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
+from secant.engine.config import FuzzConfig
 from secant.engine.corpus import Seed
 from secant.engine.dictionary import Dictionary, code_constants
 from secant.engine.events import Events, FuzzListener
 from secant.engine.failures import InternalError
-from secant.engine.fuzzer import FuzzConfig, Fuzzer
+from secant.engine.fuzzer import Fuzzer
 from secant.engine.harvey.policy import harvey
 from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle, claim

@@ -383,7 +383,8 @@ def _fuzz(
     # A budget passed in is the caller's choice (``secant expert`` passes its own).
     given = given | {name for name in ("time_budget", "execs", "calls")
                      if settled[name] is not None}
-    from secant.campaign.campaign import Campaign, CampaignConfig, run_share
+    from secant.campaign.campaign import Campaign, run_share
+    from secant.campaign.config import CampaignConfig
     from secant.campaign.function_filter import FunctionFilter
     from secant.campaign.manifest import describe
     from secant.campaign.output import check_output, prepare_output
@@ -394,7 +395,7 @@ def _fuzz(
     from secant.compile.project import project_of
     from secant.compile.solc import SolcManager
     from secant.compile.solidity import CompileOptions
-    from secant.engine.fuzzer import FuzzConfig
+    from secant.engine.config import FuzzConfig
     from secant.engine.harvey.sequences import SEQUENCE_MODES
     from secant.engine.schedulers import SCHEDULES
     from secant.evm.forks import get_fork

@@ -23,17 +23,63 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from secant.engine.dictionary import Dictionary
 from secant.engine.mutators import FunctionSpec
 from secant.types import RunResult, TxSeq
 
 if TYPE_CHECKING:
-    from secant.engine.corpus import Seed
-    from secant.engine.fuzzer import Fuzzer
+    import random
+
+    from secant.engine.config import FuzzConfig, FuzzStats
+    from secant.engine.corpus import Corpus, Seed
+    from secant.engine.events import Events
+    from secant.engine.failures import InternalError
+    from secant.engine.feedback import Coverage
+    from secant.engine.mutators import Comparison
     from secant.evm.forks import Fork
     from secant.symbolic.records import SymbolicRun
+
+
+class LoopState(Protocol):
+    """What a policy or a stage reads of the loop that asks it (``Fuzzer`` is the loop).
+
+    The campaign-wide coverage and corpus, the counters and the configuration, the rng
+    every random choice comes from, the events, the budget, and the loop's services that
+    seeds and costs need. Declared here so that the seam does not import the loop.
+    """
+
+    config: FuzzConfig
+    stats: FuzzStats
+    rng: random.Random
+    coverage: Coverage
+    corpus: Corpus
+    events: Events
+    sstore_target: int | None
+
+    def exhausted(self) -> bool:
+        """Whether the budget is spent (or the loop was asked to stop)."""
+        ...
+
+    def switch_off(self, part: str, error: Exception, *, execs: int | None = None,
+                   during: str = "fuzzing") -> InternalError:
+        """Record that ``part`` raised ``error`` and is off for the rest of the run."""
+        ...
+
+    def make_seed(self, result: RunResult, origin: str, found_at: int,
+                  distance: float | None = None) -> Seed:
+        """A seed of a run: its cost vector, schedule statistics and prediction material."""
+        ...
+
+    def missed_comparisons(self, result: RunResult, limit: int = 32
+                           ) -> tuple[Comparison, ...]:
+        """Operands and relation of the last step's comparisons with an uncovered side."""
+        ...
+
+    def refresh_distances(self) -> None:
+        """Bring seed distances up to date (a directed schedule calls it before choosing)."""
+        ...
 
 
 @dataclass
@@ -123,7 +169,7 @@ class Policy(ABC):
 
     name: str = ""
 
-    def bind(self, fuzzer: Fuzzer) -> None:
+    def bind(self, fuzzer: LoopState) -> None:
         """Attach to the fuzzer whose loop will ask this policy (called once, first)."""
         self.fuzzer = fuzzer
 
@@ -163,7 +209,7 @@ class Stage(ABC):
     """What its proposals say produced them (the corpus's origins count them)."""
     switched_off: bool = False
 
-    def bind(self, policy: Policy, fuzzer: Fuzzer) -> None:
+    def bind(self, policy: Policy, fuzzer: LoopState) -> None:
         """Attach to the policy that runs it and the fuzzer whose loop runs the policy."""
         self.policy = policy
         self.fuzzer = fuzzer

@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Any
 
 from secant.engine.policy import (
     InputSpace,
+    LoopState,
     Novelty,
     Policy,
     PolicyContext,
@@ -83,7 +84,6 @@ from secant.learn.features import (
 from secant.types import RunResult, Tx, TxSeq
 
 if TYPE_CHECKING:
-    from secant.engine.fuzzer import Fuzzer
     from secant.symbolic.records import SymbolicRun
 
 Edge = tuple[bytes, int, bool]
@@ -258,7 +258,7 @@ class ExpertPolicy(Policy):
         if self.sink is not None:
             self.sink(DatasetHeader(contract, tuple(self.infos), tuple(self.space.senders)))
 
-    def bind(self, fuzzer: Fuzzer) -> None:
+    def bind(self, fuzzer: LoopState) -> None:
         """Attach to the fuzzer; the deployed state is the first to explore."""
         super().bind(fuzzer)
         depth = self.settings.max_depth

@@ -10,11 +10,12 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.chain.chain import TestChain
 from secant.cli.main import app
 from secant.compile import Compilation, load
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from tests.compile.conftest import needs_node
 
 ROOT = Path(__file__).resolve().parents[2]

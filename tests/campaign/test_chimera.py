@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from secant.abi import AbiFunction
-from secant.campaign.campaign import CampaignConfig
+from secant.campaign.config import CampaignConfig
 from secant.campaign.plan import Selection, plan
 from secant.chain.chain import ChainConfig
 from secant.compile import load
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from secant.targets.foundry import forge_named, is_test_contract
 from tests.compile.conftest import needs_node, run_cli
 from tests.packages import forge_std_root

@@ -32,7 +32,9 @@ def test_fuzz_writes_summary_and_findings(tmp_path: Path) -> None:
     [finding] = summary["findings"]
     assert set(finding) == {"oracle", "kind", "swc", "contract", "function", "pc", "source",
                             "sequence", "execs_to_find", "time_to_find_s", "detail",
+                            "severity", "confidence",
                             "original_sequence", "shrink"}  # shrunk: test_shrink.py
+    assert (finding["severity"], finding["confidence"]) == ("medium", "certain")
     assert finding["swc"] == "SWC-110" and finding["contract"] == "DerivedConstant"
     assert len(list((out / "findings").glob("*.json"))) == 1
     assert list((out / "corpus").glob("*.json"))

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.chain.chain import TestChain
 from secant.cli.fuzz_cmd import Announce
 from secant.compile import Compilation, load
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from secant.engine.oracle import Oracle, PostState
 from secant.oracles.assertion import AssertionOracle
 from secant.targets.contract import ContractTarget

@@ -13,7 +13,8 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from secant import __version__
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.campaign.function_filter import FunctionFilter
 from secant.campaign.manifest import (
     SCHEMA_VERSION,
@@ -29,8 +30,8 @@ from secant.chain.chain import ChainConfig, TestChain
 from secant.cli.main import app
 from secant.compile import Compilation, load
 from secant.compile.solidity import CompileOptions
+from secant.engine.config import FuzzConfig
 from secant.engine.events import FuzzListener
-from secant.engine.fuzzer import FuzzConfig
 from secant.evm.forks import get_fork
 from secant.types import RunResult
 from tests.compile.conftest import needs_node

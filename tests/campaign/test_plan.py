@@ -7,12 +7,13 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.campaign.plan import CampaignPlan, Selection, plan
 from secant.chain.chain import ChainConfig
 from secant.compile import Compilation, load
 from secant.compile.forge_testing import ForgeTesting
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from tests.compile.conftest import needs_node
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.campaign.directed import resolve_target
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
+from secant.engine.config import FuzzConfig
 from secant.engine.events import OnRun
-from secant.engine.fuzzer import FuzzConfig
 from secant.types import RunResult
 from tests.compile.conftest import needs_node
 

@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 
 from secant.abi import function_selector
-from secant.campaign.campaign import Campaign, CampaignConfig, content_name
+from secant.campaign.campaign import Campaign, content_name
+from secant.campaign.config import CampaignConfig
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
+from secant.engine.config import FuzzConfig
 from secant.engine.events import FuzzListener
-from secant.engine.fuzzer import FuzzConfig
 from secant.engine.harvey.policy import HarveyPolicy, harvey
 from secant.engine.mutators import Mutator
 from secant.engine.oracle import Oracle, PostState

@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.campaign.shrink import (
     DEFAULT_SHRINK_LIMIT,
     Key,
@@ -32,7 +33,7 @@ from secant.campaign.shrink import (
 )
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from secant.engine.values import VType
 from secant.types import Tx, TxSeq
 from tests.compile.conftest import needs_node, run_cli

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.campaign.plan import Selection, plan
 from secant.chain.chain import ChainConfig
 from secant.compile import CompileOptions, load
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from secant.engine.harvey.policy import HarveyPolicy
 from secant.report.frontier import INFEASIBLE
 from secant.types import Tx, TxSeq

@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.campaign.plan import Selection, plan
 from secant.chain.chain import ChainConfig
 from secant.cli.main import app
 from secant.compile import Compilation, CompileOptions, load
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from secant.engine.policy import Policy, PolicyContext, PolicyFactory
 from secant.engine.values import VType
 from secant.learn.dataset import (

@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 
 from secant.abi import PANIC_CODES
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
 from secant.compile.solidity import CompileOptions
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from secant.oracles.assertion import DEFAULT_PANIC_CODES, AssertionOracle
 from secant.targets.contract import ContractTarget
 from secant.types import Tx

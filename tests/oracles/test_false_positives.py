@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.campaign.worker import default_senders, target_codes
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from secant.oracles.registry import available
 from tests.compile.conftest import needs_node
 from tests.packages import openzeppelin_modules

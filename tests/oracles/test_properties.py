@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from secant.oracles.property import Property, PropertyOracle
 from secant.targets.contract import ContractTarget
 from secant.types import Tx, TxOutcome

@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.campaign.worker import default_senders, target_codes
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.compile import Compilation, load
 from secant.compile.arith_types import wrapping_sites
+from secant.engine.config import FuzzConfig
 from secant.engine.events import FuzzListener
-from secant.engine.fuzzer import FuzzConfig
 from secant.engine.oracle import Oracle
 from secant.evm.analysis import analyze
 from secant.evm.crypto import keccak256

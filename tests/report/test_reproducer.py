@@ -19,12 +19,13 @@ from typing import Any
 import pytest
 
 from secant.abi import AbiFunction, AbiParam
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.campaign.plan import Selection, plan
 from secant.chain.chain import ChainConfig, TestChain
 from secant.compile import CompileOptions, load
 from secant.compile.cache import cache_root
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from secant.engine.oracle import Oracle
 from secant.oracles import registry
 from secant.report.findings import write_finding_reports

@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.chain.chain import TestChain
 from secant.compile import CompileOptions, load
 from secant.compile.cache import cache_root
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from secant.report.forge import solc_wrapper
 from secant.report.reproducer import checks_event, reproducer_source
 from secant.types import Finding, Tx

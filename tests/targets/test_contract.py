@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.campaign.plan import Selection, plan
 from secant.chain.chain import ChainConfig
 from secant.compile import CompileOptions, load
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from tests.compile.conftest import needs_node
 
 LIBRARY = Path(__file__).resolve().parents[1] / "fixtures" / "solidity" / \

@@ -63,12 +63,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from secant.engine.harvey.adaptive import AdaptiveSeeds, BranchSide, Closest
-from secant.engine.policy import Novelty, Policy, Stage
+from secant.engine.policy import LoopState, Novelty, Policy, Stage
 from secant.symbolic.names import input_transaction, is_state_variable, state_slot
 from secant.types import RunResult, Tx, TxSeq
 
 if TYPE_CHECKING:
-    from secant.engine.fuzzer import Fuzzer
     from secant.symbolic.records import SymbolicRun
 
 REPLAY_STEPS = 20
@@ -210,7 +209,7 @@ class ConcolicStage(Stage):
         self._asked: BranchSide | None = None  # the side of the case last given
 
     # ------------------------------------------------------------------ the stage seam
-    def bind(self, policy: Policy, fuzzer: Fuzzer) -> None:
+    def bind(self, policy: Policy, fuzzer: LoopState) -> None:
         """Take the policy's just-missed sides, and its writers unless given some."""
         super().bind(policy, fuzzer)
         if isinstance(policy, JustMissedSource):

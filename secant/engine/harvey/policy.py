@@ -57,6 +57,7 @@ from secant.engine.harvey.prediction import Pending, Predictor
 from secant.engine.mutators import Mutation, Mutator
 from secant.engine.policy import (
     InputSpace,
+    LoopState,
     Novelty,
     Policy,
     PolicyContext,
@@ -69,7 +70,7 @@ from secant.engine.schedulers import PowerSchedule, make_schedule
 from secant.types import RunResult, Tx, TxSeq
 
 if TYPE_CHECKING:
-    from secant.engine.fuzzer import FuzzConfig, Fuzzer
+    from secant.engine.config import FuzzConfig
     from secant.symbolic.records import SymbolicRun
 
 Outcome = tuple[RunResult, Novelty]
@@ -118,7 +119,7 @@ class HarveyPolicy(Policy):
         # one); a factory may add its own before the policy is bound.
         self.stages: list[Stage] = []
 
-    def bind(self, fuzzer: Fuzzer) -> None:
+    def bind(self, fuzzer: LoopState) -> None:
         """Attach to the fuzzer: its rng, coverage and configuration."""
         super().bind(fuzzer)
         config = fuzzer.config

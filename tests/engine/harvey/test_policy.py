@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from secant.campaign.campaign import Campaign, CampaignConfig
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
-from secant.engine.fuzzer import FuzzConfig
+from secant.engine.config import FuzzConfig
 from secant.engine.harvey.adaptive import BranchSide
 from secant.engine.harvey.concolic import ConcolicStage
 from secant.engine.harvey.policy import HarveyPolicy

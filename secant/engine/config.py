@@ -1,0 +1,65 @@
+"""The greybox loop's configuration and counters: what a campaign does, and what it did.
+
+Apart from the loop (``secant.engine.fuzzer``) so that the policy seam
+(``secant.engine.policy``), which reads both, does not import the loop that imports it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class FuzzConfig:
+    """What a campaign does and for how long (None: no limit of that kind).
+
+    The loop reads the budget, ``seed``, ``sstore_cost`` and ``stop_on_finding``; the
+    other fields configure Harvey's policy (``secant.engine.harvey.policy``).
+    """
+
+    seed: int = 0
+    max_execs: int | None = 10_000
+    max_time: float | None = None
+    max_transactions: int | None = None
+    """The most transactions the cases may make in all (Echidna's and Medusa's
+    ``testLimit``, which count calls, not sequences)."""
+    schedule: str = "aflfast"
+    predict: bool = True
+    predict_iterations: int = 8
+    havoc_probability: float = 0.1
+    sstore_cost: bool = True
+    stop_on_finding: bool = False
+    input_to_state_probability: float = 0.15
+    sequences: str = "demand"  # "demand" (Harvey A), "eager" (Harvey D) or "off"
+    aggressive_probability: float = 0.125
+    max_sequence_length: int = 16
+    adaptive: bool = True
+    adaptive_share: float | None = None  # None: sFuzz's, by the number of adaptive seeds
+    caller_slots: bool = True  # data flow names balances[msg.sender] per sender (ablation)
+    # The most seconds and blocks one transaction may move the chain on; None: the
+    # campaign decides (secant.campaign.worker.block_delays).
+    max_time_delay: int | None = None
+    max_block_delay: int | None = None
+    # The concolic stage's share of the executions (secant.engine.harvey.concolic); 0: off.
+    symbolic_share: float = 0.0
+
+
+@dataclass
+class FuzzStats:
+    """Counters of the loop (a policy keeps its own)."""
+
+    execs: int = 0
+    started: float = field(default_factory=time.perf_counter)
+    last_new_path_exec: int = 0
+    transactions: int = 0
+    steps_run: int = 0
+    """Steps the target actually ran, not restored from a prefix cache: the campaign's
+    work in a unit that does not depend on the machine (what the concolic stage's share
+    is a share of)."""
+    probes: int = 0
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the campaign started."""
+        return time.perf_counter() - self.started
