@@ -103,7 +103,7 @@ def run(spec: Spec) -> dict[str, Any]:
 def _as_found(finding: Finding) -> dict[str, Any]:
     """A finding's fields as the search found it.
 
-    The campaign shrinks findings after the search (``secant.campaign.shrink``); the
+    The campaign shrinks findings after the search (``secant.engine.shrink``); the
     digest keeps the case and detail found, so it measures the search alone, and a
     shrinking that changed the search (its corpus, counters or findings) would still show.
     """

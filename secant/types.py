@@ -263,7 +263,7 @@ class Finding:
     it; an oracle sets the confidence of each finding, the engine fills in the oracle's
     ratings where it left them out, and a finding of an unrated oracle has neither.
 
-    Once the campaign has shrunk the finding (``secant.campaign.shrink``), ``case``,
+    Once the campaign has shrunk the finding (``secant.engine.shrink``), ``case``,
     ``sequence`` and ``detail`` describe the shrunk case, ``original_case``,
     ``original_sequence`` and ``original_detail`` the one found, and ``shrink`` holds the
     shrinker's figures (None: not shrunk).

@@ -7,7 +7,7 @@ directory the moment they appear (``findings/``, ``corpus/``), each file named b
 of what identifies it (a finding's key, a corpus entry's test case), so two workers or two
 runs name the same thing alike; every file is written under a temporary name and renamed,
 so a killed campaign leaves no half-written file. At the end every finding is shrunk to the
-smallest case that still shows it (``secant.campaign.shrink``, at most ``shrink_limit``
+smallest case that still shows it (``secant.engine.shrink``, at most ``shrink_limit``
 executions each) and its file rewritten, and ``summary.json`` is written.
 
 A wall-time budget (``FuzzConfig.max_time``) is the whole campaign's, shrinking and reports
@@ -33,7 +33,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from secant.campaign.config import CampaignConfig, OracleFactory
-from secant.campaign.shrink import Shrinker, ShrinkProgress, ShrinkSpace
 from secant.campaign.worker import Worker, WorkerSettings
 from secant.chain.chain import TestChain
 from secant.engine.corpus import Seed
@@ -43,6 +42,7 @@ from secant.engine.fuzzer import Fuzzer
 from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle
 from secant.engine.policy import PolicyFactory
+from secant.engine.shrink import Shrinker, ShrinkProgress, ShrinkSpace
 from secant.evm.analysis import analyze
 from secant.evm.opcodes import JUMPI
 from secant.files import write_atomic
@@ -478,7 +478,7 @@ class Campaign(FuzzListener):
         out = self.config.out
         if out is None or self.edge_counter is None:
             return summary
-        from secant.campaign.cfg import ControlFlowGraph
+        from secant.evm.cfg import ControlFlowGraph
         from secant.report.coverage_reports import write_reports
 
         self._sample()
@@ -531,7 +531,7 @@ class Campaign(FuzzListener):
         return [f for f in self.findings.values() if f.shrink is None and f.case]
 
     def shrink_findings(self) -> None:
-        """Shrink the case of every finding not shrunk yet (``secant.campaign.shrink``).
+        """Shrink the case of every finding not shrunk yet (``secant.engine.shrink``).
 
         Each finding gets at most ``shrink_limit`` executions, replayed on the first
         worker's chain (``Worker.replay``: the campaign's corpus, coverage, findings and

@@ -10,10 +10,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from secant.campaign.shrink import DEFAULT_SHRINK_LIMIT
 from secant.chain.chain import TestChain
 from secant.engine.config import FuzzConfig
 from secant.engine.oracle import Oracle
+from secant.engine.shrink import DEFAULT_SHRINK_LIMIT
 
 OracleFactory = Callable[[TestChain], Oracle]
 """Makes an oracle for a worker's chain (an oracle class is one)."""

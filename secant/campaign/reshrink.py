@@ -20,7 +20,7 @@ from typing import Any
 
 from secant.campaign.campaign import finding_file_name
 from secant.campaign.replay import Rebuilt, read_entry
-from secant.campaign.shrink import Shrinker
+from secant.engine.shrink import Shrinker
 from secant.errors import SecantError
 from secant.files import write_atomic
 from secant.types import TxSeq, case_to_json

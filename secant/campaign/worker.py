@@ -21,7 +21,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from secant.abi import AbiFunction
-from secant.campaign.shrink import ShrinkSpace
 from secant.chain.attackers import AttackerKind
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
@@ -35,6 +34,7 @@ from secant.engine.harvey.policy import harvey
 from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle, claim
 from secant.engine.policy import InputSpace, PolicyContext, PolicyFactory, SymbolicTracer
+from secant.engine.shrink import ShrinkSpace
 from secant.engine.values import vtype
 from secant.errors import SecantError
 from secant.evm.analysis import analyze
@@ -497,7 +497,7 @@ class Worker:
         return {key: finding.case for key, finding in self.replay(case).items()}
 
     def shrink_space(self) -> ShrinkSpace:
-        """What the shrinker may put in a case (``secant.campaign.shrink.ShrinkSpace``).
+        """What the shrinker may put in a case (``secant.engine.shrink.ShrinkSpace``).
 
         This worker's functions and senders, and the accounts and contracts the chain names.
         """

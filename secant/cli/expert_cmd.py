@@ -15,7 +15,6 @@ from typing import Annotated
 
 import typer
 
-from secant.campaign.shrink import DEFAULT_SHRINK_LIMIT
 from secant.chain.accounts import DEFAULT_BALANCE
 from secant.cli.compile_cmd import (
     EvmVersionFlag,
@@ -50,6 +49,7 @@ from secant.cli.options import (
     UnlimitedCodeSizeFlag,
     ValueFlag,
 )
+from secant.engine.shrink import DEFAULT_SHRINK_LIMIT
 from secant.errors import SecantError, cli_errors
 
 

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from secant.campaign.shrink import DEFAULT_SHRINK_LIMIT
 from secant.chain.accounts import DEFAULT_BALANCE
 from secant.cli.compile_cmd import (
     EvmVersionFlag,
@@ -52,6 +51,7 @@ from secant.cli.options import (
     ValueFlag,
 )
 from secant.engine.events import FuzzListener
+from secant.engine.shrink import DEFAULT_SHRINK_LIMIT
 from secant.errors import SecantError, cli_errors
 from secant.files import write_atomic
 from secant.types import finding_label

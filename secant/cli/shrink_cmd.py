@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from secant.campaign.shrink import DEFAULT_SHRINK_LIMIT
 from secant.cli.fuzz_cmd import Announce, crash_exit
+from secant.engine.shrink import DEFAULT_SHRINK_LIMIT
 from secant.errors import SecantError, cli_errors
 
 

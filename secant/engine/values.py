@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from secant.abi import AbiParam
-from secant.engine.predict import Domain
+from secant.engine.secant_method import Domain
 
 _ARRAY_RE = re.compile(r"^(.*)\[(\d*)\]$")
 _INT_RE = re.compile(r"^(u?)int(\d*)$")

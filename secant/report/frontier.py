@@ -13,7 +13,7 @@ count) the frontier gives:
 * how often the site was tried: the runs that reached the JUMPI
   (``secant.report.coverage.EdgeCounter``);
 * what it would open: the instructions and blocks reachable past the side and from
-  nowhere else, over the control-flow graph of the code (``secant.campaign.cfg``'s,
+  nowhere else, over the control-flow graph of the code (``secant.evm.cfg``'s,
   handed in as a :class:`Graph`), less the blocks already covered; the frontier is ranked
   by it (most first), then by distance;
 * what blocked it, as far as the campaign's data tells (:func:`blocked_by`):
@@ -83,7 +83,7 @@ _NEGATION = {"eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "gt": "le", "le": "
 
 
 class Graph(Protocol):
-    """A code's control-flow graph (``secant.campaign.cfg.ControlFlowGraph`` is one)."""
+    """A code's control-flow graph (``secant.evm.cfg.ControlFlowGraph`` is one)."""
 
     successors: dict[int, set[int]]
 

@@ -23,7 +23,10 @@ import pytest
 
 from secant.campaign.campaign import Campaign
 from secant.campaign.config import CampaignConfig
-from secant.campaign.shrink import (
+from secant.chain.chain import TestChain
+from secant.compile import Compilation, load
+from secant.engine.config import FuzzConfig
+from secant.engine.shrink import (
     DEFAULT_SHRINK_LIMIT,
     Key,
     Shrinker,
@@ -31,9 +34,6 @@ from secant.campaign.shrink import (
     ShrinkSpace,
     shrink,
 )
-from secant.chain.chain import TestChain
-from secant.compile import Compilation, load
-from secant.engine.config import FuzzConfig
 from secant.engine.values import VType
 from secant.types import Tx, TxSeq
 from tests.compile.conftest import needs_node, run_cli

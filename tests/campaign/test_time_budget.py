@@ -28,13 +28,13 @@ from secant.campaign.campaign import (
     shrink_reserve,
 )
 from secant.campaign.config import CampaignConfig
-from secant.campaign.shrink import DEFAULT_SHRINK_LIMIT, Key, Shrinker
 from secant.chain.chain import TestChain
 from secant.cli.fuzz_cmd import _print_summary
 from secant.cli.main import app
 from secant.compile import Compilation, load
 from secant.engine.config import FuzzConfig
 from secant.engine.events import FuzzListener
+from secant.engine.shrink import DEFAULT_SHRINK_LIMIT, Key, Shrinker
 from secant.types import Tx, TxSeq
 from tests.compile.conftest import needs_node
 

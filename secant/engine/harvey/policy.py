@@ -65,8 +65,8 @@ from secant.engine.policy import (
     Stage,
     SymbolicTracer,
 )
-from secant.engine.predict import PredictionStats
 from secant.engine.schedulers import PowerSchedule, make_schedule
+from secant.engine.secant_method import PredictionStats
 from secant.types import RunResult, Tx, TxSeq
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 The fuzzer mutates one parameter of a test case (an argument, a byte of a bytes argument,
 msg.value, a block-number or timestamp step, or, in aggressive mode, a value an SLOAD
 returns). ``Predictor.predict`` sees that parameter as an integer in both inputs, compares
-the two runs' cost vectors and asks ``secant.engine.predict`` (the secant method) for the
+the two runs' cost vectors and asks ``secant.engine.secant_method`` (the secant method) for the
 value that brings a metric to zero. The prediction runs next; when it misses,
 ``Predictor.after_prediction`` applies the secant step again with the points seen so far
 (configuration B; C stops after one step).
@@ -19,7 +19,7 @@ from typing import Any
 from secant.engine.corpus import Seed
 from secant.engine.feedback import Coverage, cost_vector
 from secant.engine.mutators import Mutation, Mutator
-from secant.engine.predict import Domain, PredictionStats, Secant, predict
+from secant.engine.secant_method import Domain, PredictionStats, Secant, predict
 from secant.engine.values import from_int, get_at, int_domain, set_at, to_int, type_at
 from secant.types import Location, RunResult, TxSeq
 

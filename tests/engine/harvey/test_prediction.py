@@ -10,8 +10,8 @@ from secant.engine.dictionary import Dictionary
 from secant.engine.feedback import Coverage, cost_vector
 from secant.engine.harvey.prediction import Predictor
 from secant.engine.mutators import FunctionSpec, Mutation, Mutator
-from secant.engine.predict import Domain, PredictionStats
 from secant.engine.schedulers import SeedStats
+from secant.engine.secant_method import Domain, PredictionStats
 from secant.engine.values import vtype
 from secant.types import RunResult, Tx, TxOutcome, TxSeq
 

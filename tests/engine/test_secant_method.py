@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from secant.engine.predict import (
+from secant.engine.secant_method import (
     Domain,
     PredictionStats,
     Secant,

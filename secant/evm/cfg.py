@@ -23,10 +23,7 @@ from __future__ import annotations
 import bisect
 from collections import deque
 from collections.abc import Iterable
-from pathlib import Path
 
-from secant.compile.artifacts import Compilation, CompiledContract
-from secant.errors import SecantError
 from secant.evm.analysis import analyze
 from secant.evm.crypto import keccak256
 from secant.evm.forks import CANCUN, Fork
@@ -177,58 +174,3 @@ class ControlFlowGraph:
         """AFLGo's seed distance: the mean distance of its covered blocks that have one."""
         values = [distances[b] for b in covered if b in distances]
         return sum(values) / len(values) if values else None
-
-
-# ---------------------------------------------------------------------- targets
-def resolve_pc_target(spec: str) -> set[int]:
-    """``pc:0x1a2`` or ``pc:418`` -> {pc}."""
-    text = spec.removeprefix("pc:").strip()
-    try:
-        return {int(text, 0)}
-    except ValueError:
-        raise SecantError(f"cannot read the pc in {spec!r}",
-                          "write it as pc:418 or pc:0x1a2") from None
-
-
-def resolve_line_target(spec: str, compilation: Compilation, contract: CompiledContract
-                        ) -> set[int]:
-    """Runtime pcs of ``contract`` whose source range starts on line ``LINE`` of ``FILE``."""
-    file_part, _, line_part = spec.rpartition(":")
-    if not file_part or not line_part.isdigit():
-        raise SecantError(f"cannot read the target {spec!r}",
-                          "write it as File.sol:42 (a source file and a line number)")
-    line = int(line_part)
-    wanted = Path(file_part)
-    matches = [s for s in compilation.sources.values()
-               if s.name == file_part or (s.path is not None and s.path == wanted)
-               or Path(s.name).name == wanted.name and s.name.endswith(file_part.lstrip("./"))]
-    if not matches:
-        matches = [s for s in compilation.sources.values() if Path(s.name).name == wanted.name]
-    if not matches:
-        known = ", ".join(sorted(s.name for s in compilation.sources.values())) or "none"
-        raise SecantError(f"no source file {file_part!r} in the compilation",
-                          f"use one of: {known}")
-    source = matches[0]
-    mapper = compilation.mapper(contract)
-    starting: set[int] = set()
-    covering: dict[int, int] = {}
-    lines_with_code: set[int] = set()
-    for pc, entry in mapper.entries.items():
-        if entry.file != source.id or entry.length <= 0:
-            continue
-        first, _ = source.position(entry.offset)
-        last, _ = source.position(entry.offset + entry.length)
-        lines_with_code.add(first)
-        if first == line:
-            starting.add(pc)
-        elif first < line <= last:
-            covering[pc] = entry.length
-    if starting:
-        return starting
-    if covering:
-        smallest = min(covering.values())
-        return {pc for pc, length in covering.items() if length == smallest}
-    nearest = sorted(lines_with_code, key=lambda n: (abs(n - line), n))[:3]
-    hint = (f"lines with code nearby: {', '.join(map(str, sorted(nearest)))}" if nearest
-            else f"{contract.name} has no code from {source.name}")
-    raise SecantError(f"line {line} of {source.name} has no code in {contract.name}", hint)

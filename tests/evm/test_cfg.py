@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from secant.campaign.cfg import ControlFlowGraph, resolve_line_target, resolve_pc_target
-from secant.errors import SecantError
-from tests.compile.conftest import needs_node
+from secant.evm.cfg import ControlFlowGraph
 from tests.evm.asm import asm
-from tests.examples.test_example_contracts import compiled
 
 # pc 0: PUSH1 0 CALLDATALOAD PUSH1 0x0a JUMPI          -> block 0 (JUMPI diamond)
 # pc 6: PUSH1 0x0d JUMP                                 -> block 6 (else: to 0x0d)
@@ -69,34 +66,3 @@ def test_harmonic_mean_over_targets_and_seed_distance() -> None:
     assert 9 not in distances  # reaches no target
     assert g.seed_distance([0, 6, 9], distances) == pytest.approx((2 / 3 + 1) / 2)
     assert g.seed_distance([9], distances) is None
-
-
-def test_pc_targets() -> None:
-    assert resolve_pc_target("pc:0x1a") == {26}
-    assert resolve_pc_target("pc:418") == {418}
-    with pytest.raises(SecantError, match="cannot read the pc"):
-        resolve_pc_target("pc:zz")
-
-
-@needs_node
-def test_line_target_on_the_directed_maze() -> None:
-    from pathlib import Path
-    comp = compiled("DirectedMaze.sol")[0]
-    contract = comp.contract("DirectedMaze")
-    text = (Path(__file__).resolve().parents[2] / "examples" / "contracts"
-            / "DirectedMaze.sol").read_text().splitlines()
-    line = next(i + 1 for i, t in enumerate(text) if "assert(false)" in t)
-    pcs = resolve_line_target(f"DirectedMaze.sol:{line}", comp, contract)
-    assert pcs
-    mapper = comp.mapper(contract)
-    assert all(mapper.locate(pc).line == line for pc in pcs)  # type: ignore[union-attr]
-    g = ControlFlowGraph.from_code(contract.runtime.to_bytes())
-    distances = g.distances(pcs)
-    assert distances[0] > distances[g.block_of(min(pcs))] == 0.0
-    # Tile functions nearer the target (by moves) are nearer in the graph too.
-    with pytest.raises(SecantError, match="no source file 'Nope.sol'"):
-        resolve_line_target("Nope.sol:3", comp, contract)
-    with pytest.raises(SecantError, match="line 2 of .* has no code"):
-        resolve_line_target("DirectedMaze.sol:2", comp, contract)
-    with pytest.raises(SecantError, match="cannot read the target"):
-        resolve_line_target("DirectedMaze.sol", comp, contract)
