@@ -5,10 +5,12 @@ A worker fuzzes with its own seed and owns everything whose state is its own: th
 against that chain), the policy and the fuzzer with its corpus and coverage. It knows
 nothing of files: it tells its campaign what happens through the fuzzer's events.
 
-What a worker offers the policy is an :class:`~secant.engine.harvey.policy.InputSpace`
-made from the chain: the main contract's fuzzable functions, the five senders, a
-dictionary seeded with the bytecode's constants and every known address, the most ether a
-sender holds, and whether the code reads the timestamp or the block number.
+What a worker offers the policy it builds is a :class:`~secant.engine.policy.PolicyContext`:
+an :class:`~secant.engine.policy.InputSpace` made from the chain (the main contract's
+fuzzable functions, the five senders, a dictionary seeded with the bytecode's constants
+and every known address, the most ether a sender holds, and whether the code reads the
+timestamp or the block number), symbolic replays on a target of their own, the filter of
+branch sides worth solving and the code behind each function.
 
 ``import_cases`` re-executes cases found elsewhere (another worker, a saved corpus), so a
 worker's corpus only ever holds runs it made itself.

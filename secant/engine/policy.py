@@ -189,6 +189,29 @@ class Policy(ABC):
         """Rows for the live display: (label, text)."""
         return []
 
+    def just_missed(self) -> Mapping[BranchSide, JustMissed] | None:
+        """The closest case the policy keeps for each just-missed branch side.
+
+        The reports' frontier reads it; None when the policy keeps none (the frontier then
+        takes the corpus seeds' cost vectors).
+        """
+        return None
+
+    def infeasible(self) -> Mapping[BranchSide, str]:
+        """Branch sides shown unreachable on some path, each with the reason.
+
+        The reports' frontier says so of each.
+        """
+        return {}
+
+
+class JustMissed(NamedTuple):
+    """The case that came closest to a branch side: its flip cost, the case, when found."""
+
+    distance: int
+    case: TxSeq
+    found_at: int
+
 
 PolicyFactory = Callable[[PolicyContext], Policy]
 """Builds a worker's policy from its context (the campaign's default: Harvey's)."""

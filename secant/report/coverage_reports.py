@@ -19,7 +19,6 @@ from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.engine.dictionary import code_constants
 from secant.engine.fuzzer import Fuzzer
-from secant.engine.harvey.concolic import ConcolicStage
 from secant.engine.mutators import FunctionSpec
 from secant.evm.analysis import analyze
 from secant.files import write_atomic
@@ -88,12 +87,10 @@ def frontier_inputs(chain: TestChain, codes: Codes, covered: Sequence[CodeCovera
 
 
 def infeasible_sides(fuzzers: Sequence[Fuzzer]) -> dict[tuple[bytes, int, bool], str]:
-    """The sides the concolic stage proved unreachable on the path it solved them on."""
+    """The sides the policies proved unreachable on a path (Harvey's concolic stage)."""
     found: dict[tuple[bytes, int, bool], str] = {}
     for fuzzer in fuzzers:
-        stage = getattr(fuzzer.policy, "concolic", None)
-        if isinstance(stage, ConcolicStage):
-            found.update(stage.infeasible)
+        found.update(fuzzer.policy.infeasible())
     return found
 
 

@@ -50,8 +50,6 @@ from typing import Any, Protocol
 
 from secant.compile.srcmap import SourceFile
 from secant.engine.fuzzer import Fuzzer
-from secant.engine.harvey.adaptive import K
-from secant.engine.harvey.policy import HarveyPolicy
 from secant.evm.costs import MOD, SIGN, flip_cost
 from secant.evm.opcodes import JUMPI, PUSH0, PUSH1, PUSH32
 from secant.report.coverage import CodeCoverage, is_user_source
@@ -119,11 +117,10 @@ def closest_cases(fuzzers: Iterable[Fuzzer], covered: set[tuple[bytes, int, bool
             best[side] = closest
 
     for fuzzer in fuzzers:
-        policy = fuzzer.policy
-        adaptive = policy.adaptive if isinstance(policy, HarveyPolicy) else None
-        if adaptive is not None:
-            for side, kept in adaptive.best.items():
-                offer(side, Closest(kept.distance - K, kept.case, kept.found_at))
+        kept = fuzzer.policy.just_missed()
+        if kept is not None:
+            for side, near in kept.items():
+                offer(side, Closest(near.distance, near.case, near.found_at))
             continue
         for seed in fuzzer.corpus.seeds:
             for key, cost in seed.costs.items():

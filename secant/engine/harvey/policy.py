@@ -50,13 +50,14 @@ from typing import TYPE_CHECKING, Any
 
 from secant.engine.corpus import Seed
 from secant.engine.failures import stage_part
-from secant.engine.harvey.adaptive import AdaptiveSeeds, Closest
+from secant.engine.harvey.adaptive import AdaptiveSeeds, BranchSide, Closest, K
 from secant.engine.harvey.concolic import ConcolicStage
 from secant.engine.harvey.demand import DemandDriven
 from secant.engine.harvey.prediction import Pending, Predictor
 from secant.engine.mutators import Mutation, Mutator
 from secant.engine.policy import (
     InputSpace,
+    JustMissed,
     LoopState,
     Novelty,
     Policy,
@@ -474,6 +475,20 @@ class HarveyPolicy(Policy):
         for stage in self.stages:
             rows.extend(stage.progress_rows())
         return rows
+
+    def just_missed(self) -> dict[BranchSide, JustMissed] | None:
+        """SFuzz's adaptive seeds: the closest case of every just-missed side.
+
+        Its distance is the side's flip cost (the adaptive distance less ``K``).
+        """
+        if self.adaptive is None:
+            return None
+        return {side: JustMissed(kept.distance - K, kept.case, kept.found_at)
+                for side, kept in self.adaptive.best.items()}
+
+    def infeasible(self) -> dict[BranchSide, str]:
+        """The sides the concolic stage proved unreachable on the path it solved them on."""
+        return dict(self.concolic.infeasible) if self.concolic is not None else {}
 
 
 def harvey(context: PolicyContext) -> HarveyPolicy:
