@@ -50,6 +50,7 @@ from typing import Any, Protocol
 
 from secant.compile.srcmap import SourceFile
 from secant.engine.fuzzer import Fuzzer
+from secant.engine.policy import JustMissed
 from secant.evm.costs import MOD, SIGN, flip_cost
 from secant.evm.opcodes import JUMPI, PUSH0, PUSH1, PUSH32
 from secant.report.coverage import CodeCoverage, is_user_source
@@ -90,26 +91,17 @@ class Graph(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class Closest:
-    """The case that came closest to a side: its flip cost, the case, when it was found."""
-
-    distance: int
-    case: TxSeq
-    found_at: int
-
-
 def closest_cases(fuzzers: Iterable[Fuzzer], covered: set[tuple[bytes, int, bool]]
-                  ) -> dict[BranchSide, Closest]:
+                  ) -> dict[BranchSide, JustMissed]:
     """The closest case of every just-missed side, over the fuzzers of a campaign.
 
     Harvey's policy keeps sFuzz's adaptive seeds (every run observed); without them the
     corpus seeds' cost vectors give the closest seed. Sides covered by any fuzzer
     (``covered``) are not just-missed.
     """
-    best: dict[BranchSide, Closest] = {}
+    best: dict[BranchSide, JustMissed] = {}
 
-    def offer(side: BranchSide, closest: Closest) -> None:
+    def offer(side: BranchSide, closest: JustMissed) -> None:
         if side in covered:
             return
         current = best.get(side)
@@ -120,13 +112,13 @@ def closest_cases(fuzzers: Iterable[Fuzzer], covered: set[tuple[bytes, int, bool
         kept = fuzzer.policy.just_missed()
         if kept is not None:
             for side, near in kept.items():
-                offer(side, Closest(near.distance, near.case, near.found_at))
+                offer(side, near)
             continue
         for seed in fuzzer.corpus.seeds:
             for key, cost in seed.costs.items():
                 if isinstance(key, tuple) and len(key) == 5 and isinstance(key[1], bytes):
                     _, code_hash, pc, _, wanted = key
-                    offer((code_hash, pc, wanted), Closest(cost, seed.case, seed.found_at))
+                    offer((code_hash, pc, wanted), JustMissed(cost, seed.case, seed.found_at))
     return best
 
 
@@ -191,7 +183,7 @@ class FrontierInputs:
     """
 
     codes: Sequence[CodeCoverage]
-    closest: Mapping[BranchSide, Closest]
+    closest: Mapping[BranchSide, JustMissed]
     tried: Mapping[tuple[bytes, int, bool], int]
     run: Callable[[TxSeq], RunResult]
     graph: Callable[[bytes], Graph | None]
@@ -219,7 +211,7 @@ class FrontierEntry:
     function: str | None
     snippet: str
     tried: int = 0
-    closest: Closest | None = None
+    closest: JustMissed | None = None
     sequence: list[dict[str, Any]] = field(default_factory=list)
     observed: Observed | None = None
     opens: tuple[int, int] = (0, 0)
