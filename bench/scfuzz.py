@@ -71,6 +71,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from harnesses import first_line, forge_json, forge_seconds  # noqa: E402
 from harnesses import run as execute  # noqa: E402
 
+from secant.campaign.options import CampaignOptions  # noqa: E402
 from secant.report.forge import (  # noqa: E402
     FORGE_VERSION,
     ForgeUnavailable,
@@ -133,11 +134,12 @@ def run_secant(root: Path, entry: str, out: Path, seconds: int, seed: int,
     path = root / entry if entry else root
     compile_command = [str(SECANT), "compile", str(path)]
     code, _, err, compile_s = execute(compile_command, None, {}, timeout=3600)
-    chosen = (["--contract", "CryticTester"] if entry
-              else ["--match-contract", "^CryticTester$"])
-    command = [str(SECANT), "fuzz", str(path), *chosen,
-               "--time", f"{seconds}s", "--seed", str(seed), "--out", str(out), "--force",
-               "--quiet", "--unlimited-code-size", *extra]
+    # The campaign as a user describes it, turned into the command line that gives it.
+    options = CampaignOptions(path, out=out, time_budget=f"{seconds}s", seed=seed,
+                              unlimited_code_size=True,
+                              contract="CryticTester" if entry else None,
+                              match_contract=None if entry else "^CryticTester$")
+    command = [str(SECANT), "fuzz", *options.command_line(), "--force", "--quiet", *extra]
     run = Run("secant", command)
     run.compile_s = compile_s
     run.compile_cached = "cached" in err.lower()

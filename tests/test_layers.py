@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("oracles",),
     ("report",),
     ("campaign", "bench"),
+    ("rerun",),
     ("cli",),
 ]
 """Bottom to top: the top-level modules and packages of ``secant`` in each layer."""

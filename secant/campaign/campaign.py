@@ -244,7 +244,7 @@ class Campaign(FuzzListener):
         # What summary.json records of the run (secant.campaign.manifest), when given.
         self.manifest = manifest
         self.interrupted = False
-        # What resuming from an earlier run's folder carried over (secant.campaign.resume).
+        # What resuming from an earlier run's folder carried over (secant.rerun.resume).
         self.resumed: dict[str, Any] | None = None
         if config.out is not None:
             (config.out / "corpus").mkdir(parents=True, exist_ok=True)

@@ -24,7 +24,7 @@ from secant.cli.compile_cmd import (
     SolcVersionFlag,
     ViaIrFlag,
 )
-from secant.cli.fuzz_cmd import DEFAULT_SYMBOLIC_SHARE, _fuzz, crash_exit
+from secant.cli.fuzz_cmd import crash_exit, run_campaigns
 from secant.cli.options import (
     AllContractsFlag,
     ArgFlag,
@@ -117,41 +117,21 @@ def expert_command(
     secant fuzz. Exit codes: 0 done, 2 bad input or options, 3 secant itself failed (the
     traceback is in OUT/traceback.txt).
     """
+    from secant.campaign.options import CampaignOptions
     from secant.cli.settings import merged_options
 
-    options = merged_options(ctx, path, config, "expert")
-    options.pop("config", None)
-    if options["max_depth"] < 1:
+    values = merged_options(ctx, path, config, "expert")
+    if values["max_depth"] < 1:
         raise SecantError("--max-depth must be at least 1", "use 1 for single transactions")
-    for option, given in (("--rlimit", options["rlimit"]), ("--queries", options["queries"])):
-        if given is not None and given < 1:
-            raise SecantError(f"{option} must be at least 1",
-                              f"leave {option} out for the default")
+    # The expert's own names for the options a fuzz campaign has under others.
+    renamed = {"max_depth": "max_sequence_length", "rlimit": "expert_rlimit",
+               "queries": "expert_queries"}
+    chosen = {renamed.get(name, name): value for name, value in values.items()}
+    chosen.update(path=path, policy="expert", dataset=not values["no_dataset"])
+    options = CampaignOptions.from_values(chosen)
     try:
-        _fuzz(
-            path=path, contract=options["contract"], arg=options["arg"],
-            value=options["value"], deploy=options["deploy"],
-            deploy_arg=options["deploy_arg"], balance=options["balance"],
-            all_contracts=options["all_contracts"], sender=options["sender"],
-            block_number=options["block_number"], block_time=options["block_time"],
-            match_contract=options["match_contract"], match_test=options["match_test"],
-            harness=options["harness"], unlimited_code_size=options["unlimited_code_size"],
-            time_budget=options["time_budget"],
-            execs=options["execs"], seed=options["seed"], out=options["out"],
-            schedule=None, target=None, no_predict=False, predict_iterations=8,
-            sequences="demand", aggressive_probability=0.125, no_adaptive=False,
-            adaptive_share=None, symbolic_share=DEFAULT_SYMBOLIC_SHARE,
-            max_sequence_length=options["max_depth"], max_time_delay=None,
-            max_block_delay=None, no_prefix_cache=False,
-            shrink_limit=options["shrink_limit"], fork=options["fork"],
-            solc_version=options["solc_version"], optimize=options["optimize"],
-            optimizer_runs=options["optimizer_runs"], via_ir=options["via_ir"],
-            evm_version=options["evm_version"], remap=options["remap"], panic_codes=None,
-            property_prefix=None, oracles=options["oracles"], quiet=options["quiet"],
-            force=options["force"], fail_on_findings=False, policy="expert",
-            expert_rlimit=options["rlimit"], expert_queries=options["queries"],
-            dataset=not options["no_dataset"])
+        run_campaigns(options, quiet=values["quiet"], force=values["force"])
     except (SecantError, typer.Exit):
         raise
     except Exception as exc:
-        crash_exit(exc, options["out"])
+        crash_exit(exc, options.out)

@@ -15,7 +15,7 @@ from secant.types import finding_label
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from secant.campaign.replay import Rebuilt
+    from secant.rerun.replay import Rebuilt
     from secant.types import TxSeq
 
 _KINDS = ("findings", "corpus")
@@ -62,14 +62,14 @@ def _replay(path: Path, corpus: bool, trace: bool | None) -> bool:
     """Replay what ``path`` names; whether everything reproduced (or ran, for a corpus)."""
     from rich.console import Console
 
-    from secant.campaign.replay import (
+    from secant.compile.solc import SolcManager
+    from secant.rerun.replay import (
         SUMMARY,
         campaign_folders,
         corpus_files,
         finding_files,
         rebuild,
     )
-    from secant.compile.solc import SolcManager
 
     if not path.exists():
         raise SecantError(f"{path} does not exist", "pass a secant fuzz --out folder")
@@ -105,7 +105,7 @@ def _report(console: Console, rebuilt: Rebuilt, files: list[Path], findings: boo
     """Replay ``files``, print a verdict for each (and its trace); whether all held."""
     from rich.text import Text
 
-    from secant.campaign.replay import replay_file
+    from secant.rerun.replay import replay_file
 
     manifest = rebuilt.recorded.data
     name = (manifest.get("campaign") or {}).get("name") or rebuilt.folder.name
@@ -153,7 +153,7 @@ def _print_trace(console: Console, rebuilt: Rebuilt, case: TxSeq, source: str | 
     """The case transaction by transaction, then the failing check's line of code."""
     from rich.text import Text
 
-    from secant.campaign.explain import explain, source_line
+    from secant.rerun.explain import explain, source_line
 
     if not case:
         console.print(Text("    (no transaction: it fails on the deployed state)"))

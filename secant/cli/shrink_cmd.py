@@ -48,9 +48,9 @@ def shrink_command(
 
 
 def _shrink(paths: list[Path], limit: int) -> None:
-    from secant.campaign.replay import campaign_folders, finding_files, rebuild
-    from secant.campaign.reshrink import shrink_finding_file
     from secant.compile.solc import SolcManager
+    from secant.rerun.replay import campaign_folders, finding_files, rebuild
+    from secant.rerun.reshrink import shrink_finding_file
     from secant.types import case_to_json
 
     jobs: dict[Path, list[Path]] = {}

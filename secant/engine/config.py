@@ -9,6 +9,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+DEFAULT_SYMBOLIC_SHARE = 0.1
+"""The concolic stage's share in a campaign of the commands (the library's own default,
+``FuzzConfig.symbolic_share``, is 0: off). On the maze bench (five mazes, ten minutes each)
+it found 66 of 100 assertions at 0.1 and 64 at 0.25, against 62 without the stage; at 60 s,
+39 against 37 (docs/maze-bench.md)."""
 
 @dataclass
 class FuzzConfig:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from secant.cli.fuzz_cmd import parse_duration
+from secant.campaign.options import parse_duration
 from secant.errors import SecantError
 from secant.oracles.registry import available
 from tests.compile.conftest import needs_node, run_cli

@@ -3,7 +3,7 @@
 A campaign shrinks its findings within ``--shrink-limit`` executions; one that ran with
 ``--shrink-limit 0``, was interrupted while shrinking, or ran out of budget can have its
 findings shrunk later. :func:`shrink_finding_file` rebuilds the campaign from the output
-folder's manifest (``secant.campaign.replay.rebuild``), reads the finding's case back,
+folder's manifest (``secant.rerun.replay.rebuild``), reads the finding's case back,
 learns the finding's key by running the case (the file's name is the oracle and a hash of
 the key), shrinks with the campaign's own shrinker and runner (``Worker.finding_keys``) and
 rewrites the file: the shrunk ``sequence`` and ``detail``, the case found kept as
@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from secant.campaign.campaign import finding_file_name
-from secant.campaign.replay import Rebuilt, read_entry
 from secant.engine.shrink import Shrinker
 from secant.errors import SecantError
 from secant.files import write_atomic
+from secant.rerun.replay import Rebuilt, read_entry
 from secant.types import TxSeq, case_to_json
 
 

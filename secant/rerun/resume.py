@@ -4,7 +4,7 @@
 input given) and, before fuzzing, :func:`resume` reads what OUT holds:
 
 * **findings** (``findings/``): each case is adapted to today's code
-  (``secant.campaign.adapt``) and replayed alone (``Worker.replay``); a finding that shows
+  (``secant.rerun.adapt``) and replayed alone (``Worker.replay``); a finding that shows
   again (same key) is the campaign's from the start, with the case, detail and shrinking
   figures its file recorded (a case that had to be adapted is shrunk again at the end).
   When an edit moved the code, the finding that the case shows in the same contract and
@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from secant.campaign.adapt import Adapter, AdaptReport, Functions
 from secant.campaign.campaign import Campaign, finding_file_name
-from secant.campaign.replay import CaseError, case_from_json
+from secant.campaign.options import CampaignOptions
 from secant.chain.chain import TestChain
 from secant.engine.values import VType, vtype
+from secant.rerun.adapt import Adapter, AdaptReport, Functions
+from secant.rerun.replay import CaseError, case_from_json
 from secant.types import Finding, TxSeq, case_to_json
 
 TEMPORARY_PREFIX = ".tmp-"
@@ -258,7 +259,7 @@ def _previous(folder: Path) -> dict[str, Any]:
         return {}
 
 
-def recorded_options(folder: Path) -> dict[str, Any] | None:
+def recorded_options(folder: Path) -> CampaignOptions | None:
     """The options the campaign of ``folder`` ran with (None: no readable manifest).
 
     ``path`` is the input as it was resolved. A project's campaigns (one sub-folder
@@ -275,5 +276,5 @@ def recorded_options(folder: Path) -> dict[str, Any] | None:
             options["path"] = manifest["target"]["inputs"][0]["resolved"]
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             continue
-        return options
+        return CampaignOptions.from_record(options)
     return None

@@ -10,12 +10,12 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from secant.abi import PANIC_CODES, AbiParam
-from secant.campaign.explain import explain
-from secant.campaign.replay import CaseError, case_from_json
 from secant.chain.chain import TestChain
 from secant.cli.main import app
 from secant.compile import load
 from secant.engine.values import VType, vtype
+from secant.rerun.explain import explain
+from secant.rerun.replay import CaseError, case_from_json
 from secant.types import Tx, case_to_json
 from tests.compile.conftest import needs_node
 
@@ -212,7 +212,7 @@ def test_replay_failing_exits_3_with_the_traceback_saved(
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("injected failure")
 
-    monkeypatch.setattr("secant.campaign.replay.replay_file", broken)
+    monkeypatch.setattr("secant.rerun.replay.replay_file", broken)
     [finding] = (out / "findings").glob("*.json")
     result = invoke("replay", str(finding))
     assert result.exit_code == 3

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from secant.campaign.adapt import Adapter, convert, zero
 from secant.engine.values import VType
+from secant.rerun.adapt import Adapter, convert, zero
 from tests.compile.conftest import needs_node, run_cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "campaign"
