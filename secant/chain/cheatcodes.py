@@ -273,7 +273,7 @@ class _Expectation:
 
 
 # ---------------------------------------------------------------------------- the handler
-class Cheatcodes(Interceptor):
+class Cheatcodes(Interceptor["Evm"]):
     """Answers cheatcode calls on the test chain (see the module docstring).
 
     ``resolver`` maps an artifact name to creation code (``getCode``/``deployCode``);

@@ -25,11 +25,11 @@ from secant.evm.blockgen import (
     STEPPED,
     TRACED,
     VARIANT_NAMES,
-    BlockFn,
     Instruction,
     compile_blocks,
 )
 from secant.evm.forks import Fork
+from secant.evm.frame import BlockFn
 from secant.evm.opcodes import HALTS, JUMP, JUMPDEST, JUMPI, READS_GAS, immediate_size
 
 __all__ = ["PLAIN", "RECORDED", "STEPPED", "TRACED", "CodeAnalysis", "analyze", "code_end"]

@@ -25,6 +25,7 @@ from typing import Any
 
 from secant.evm import errors
 from secant.evm.forks import Fork
+from secant.evm.frame import BlockFn
 from secant.evm.instructions import (
     arithmetic,
     comparison,
@@ -36,14 +37,10 @@ from secant.evm.instructions import (
     system,
 )
 from secant.evm.opcodes import (
-    ADD,
-    ADDMOD,
     ADDRESS,
-    AND,
     BASEFEE,
     BLOBBASEFEE,
     BLOCKHASH,
-    BYTE,
     CALL,
     CALLCODE,
     CALLDATALOAD,
@@ -57,15 +54,12 @@ from secant.evm.opcodes import (
     CREATE,
     CREATE2,
     DELEGATECALL,
-    DIV,
     DUP1,
     DUP16,
-    EQ,
     EXP,
     GAS,
     GASLIMIT,
     GASPRICE,
-    GT,
     HALTS,
     ISZERO,
     JUMP,
@@ -74,18 +68,13 @@ from secant.evm.opcodes import (
     KECCAK256,
     LOG0,
     LOG4,
-    LT,
     MLOAD,
-    MOD,
     MSIZE,
     MSTORE,
     MSTORE8,
-    MUL,
-    MULMOD,
     NOT,
     NUMBER,
     OPS,
-    OR,
     ORIGIN,
     PC,
     POP,
@@ -95,15 +84,7 @@ from secant.evm.opcodes import (
     RETURN,
     RETURNDATASIZE,
     REVERT,
-    SAR,
-    SDIV,
-    SGT,
-    SHL,
-    SHR,
-    SIGNEXTEND,
     SLOAD,
-    SLT,
-    SMOD,
     SSTORE,
     STATICCALL,
     STOP,
@@ -113,51 +94,28 @@ from secant.evm.opcodes import (
     TIMESTAMP,
     XOR,
 )
+from secant.evm.pure import NAMESPACE, PURE
 
 PLAIN, TRACED, STEPPED, RECORDED = 0, 1, 2, 3
 VARIANT_NAMES = ("plain", "traced", "stepped", "recorded")
 STACK_LIMIT = 1024
-M = (1 << 256) - 1
-SIGN = 1 << 255
 
-BlockFn = Callable[[list[int], Any], int]
 Instruction = tuple[int, int, int]  # (pc, opcode, push value)
 
 HANDLERS: dict[int, Callable[..., None]] = {}
 for _module in (arithmetic, comparison, control_flow, environment, log, stack, storage, system):
     HANDLERS.update(_module.HANDLERS)
 
-# Pure two-operand operations: template over top ``a`` and second ``b``, and the folding
-# function for constants.
+# The pure operations (``secant.evm.pure``) written inline: two-operand ones with their
+# template (over top ``a`` and second ``b``) and the folding function for constants, and
+# three-operand ones (not folded). EXP calls the interpreter's ``exp``, which charges its
+# gas (it depends on the exponent).
 _BINARY: dict[int, tuple[str, Callable[[int, int], int]]] = {
-    ADD: ("({a} + {b}) & M", lambda a, b: (a + b) & M),
-    MUL: ("({a} * {b}) & M", lambda a, b: (a * b) & M),
-    SUB: ("({a} - {b}) & M", lambda a, b: (a - b) & M),
-    DIV: ("({a} // {b} if {b} else 0)", lambda a, b: a // b if b else 0),
-    SDIV: ("sdiv({a}, {b})", arithmetic.sdiv),
-    MOD: ("({a} % {b} if {b} else 0)", lambda a, b: a % b if b else 0),
-    SMOD: ("smod({a}, {b})", arithmetic.smod),
-    SIGNEXTEND: ("signextend({a}, {b})", arithmetic.signextend),
-    LT: ("(1 if {a} < {b} else 0)", lambda a, b: 1 if a < b else 0),
-    GT: ("(1 if {a} > {b} else 0)", lambda a, b: 1 if a > b else 0),
-    SLT: ("(1 if ({a} ^ SIGN) < ({b} ^ SIGN) else 0)",
-           lambda a, b: 1 if (a ^ SIGN) < (b ^ SIGN) else 0),
-    SGT: ("(1 if ({a} ^ SIGN) > ({b} ^ SIGN) else 0)",
-           lambda a, b: 1 if (a ^ SIGN) > (b ^ SIGN) else 0),
-    EQ: ("(1 if {a} == {b} else 0)", lambda a, b: 1 if a == b else 0),
-    AND: ("{a} & {b}", lambda a, b: a & b),
-    OR: ("{a} | {b}", lambda a, b: a | b),
-    XOR: ("{a} ^ {b}", lambda a, b: a ^ b),
-    BYTE: ("byte({a}, {b})", comparison.byte),
-    SHL: ("(({b} << {a}) & M if {a} < 256 else 0)", lambda a, b: (b << a) & M if a < 256 else 0),
-    SHR: ("({b} >> {a} if {a} < 256 else 0)", lambda a, b: b >> a if a < 256 else 0),
-    SAR: ("sar({a}, {b})", comparison.sar),
-}
-# Pure three-operand operations: template over top ``a``, then ``b`` and ``c``.
-_TERNARY: dict[int, str] = {
-    ADDMOD: "addmod({a}, {b}, {c})",
-    MULMOD: "mulmod({a}, {b}, {c})",
-}
+    op: (pure.template, pure.compute) for op, pure in PURE.items()
+    if pure.arity == 2 and op != EXP}
+_TERNARY: dict[int, str] = {op: pure.template for op, pure in PURE.items() if pure.arity == 3}
+_ISZERO = PURE[ISZERO]
+_NOT = PURE[NOT]
 _DIFFERENCES = frozenset({SUB, XOR})
 _NEGATE = {
     "eq": "ne", "ne": "eq", "lt": "ge", "ge": "lt", "gt": "le", "le": "gt",
@@ -216,14 +174,12 @@ def escaped(f: Any, value: int, negate: bool) -> tuple[str, int, int]:
 
 def _namespace(jumpdests: frozenset[int], code_hash: bytes) -> dict[str, Any]:
     ns: dict[str, Any] = {
-        "M": M, "SIGN": SIGN, "JD": jumpdests, "H": code_hash,
+        **NAMESPACE, "JD": jumpdests, "H": code_hash,
         "Stop": errors.Stop, "InvalidJump": errors.InvalidJump,
         "InvalidOpcode": errors.InvalidOpcode, "OutOfGas": errors.OutOfGas,
         "StackUnderflow": errors.StackUnderflow, "StackOverflow": errors.StackOverflow,
-        "sdiv": arithmetic.sdiv, "smod": arithmetic.smod, "signextend": arithmetic.signextend,
-        "addmod": arithmetic.addmod, "mulmod": arithmetic.mulmod, "exp": arithmetic.exp,
-        "byte": comparison.byte, "sar": comparison.sar,
-        "mload": stack.mload, "mstore": stack.mstore, "mstore8": stack.mstore8,
+        "exp": arithmetic.exp, "mload": stack.mload, "mstore": stack.mstore,
+        "mstore8": stack.mstore8,
         "keccak_memory": stack.keccak_memory, "calldataload": environment.calldataload,
         "sload": storage.sload, "sstore": storage.sstore, "log_event": log.log_event,
         "do_return": _do_return, "do_revert": _do_revert, "escaped": escaped,
@@ -456,9 +412,9 @@ class _BlockWriter:
         elif op == ISZERO:
             a = self.pop()
             if _is_const(a) and not traced:
-                self.push("0x1" if int(a, 0) == 0 else "0x0")
+                self.push(hex(_ISZERO.compute(int(a, 0))))
             else:
-                name = self.assign(f"(0 if {a} else 1)")
+                name = self.assign(_ISZERO.template.format(a=a))
                 if traced:
                     inner = self.meta.get(a)
                     self.meta[name] = (
@@ -467,9 +423,9 @@ class _BlockWriter:
         elif op == NOT:
             a = self.pop()
             if _is_const(a):
-                self.push(hex(int(a, 0) ^ M))
+                self.push(hex(_NOT.compute(int(a, 0))))
             else:
-                self.assign(f"{a} ^ M")
+                self.assign(_NOT.template.format(a=a))
         elif op == CLZ:
             a = self.pop()
             self.assign(f"256 - {a}.bit_length()")

@@ -1,16 +1,106 @@
-"""One call frame: the machine state of a running message."""
+"""One call frame: the machine state of a running message, and what it needs of its machine.
+
+The frame sits at the bottom of the EVM's core: the instructions, the block compiler and the
+inspector receive frames, and the interpreter makes them. So that nothing here imports
+those modules, not even for types, the machine a frame runs in is described by protocols of
+what the code below the interpreter uses of it (``Machine``, ``CodeTables``, ``Observer``);
+``secant.evm.interpreter.Evm`` satisfies them structurally. They are types only: at run time
+``frame.evm`` is the ``Evm`` itself.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from secant.evm.opcodes import CREATE, CREATE2
 
 if TYPE_CHECKING:
-    from secant.evm.blockgen import BlockFn
     from secant.evm.env import BlockEnv
-    from secant.evm.interpreter import Evm
+    from secant.evm.forks import Fork
     from secant.evm.state import TxState, WorldState
+    from secant.types import BranchEvent
+
+BlockFn = Callable[[list[int], Any], int]
+"""A compiled basic block: runs on ``(stack, frame)`` and returns the pc of the next block."""
+
+
+class CodeTables(Protocol):
+    """What a frame reads of its code's analysis (``secant.evm.analysis.CodeAnalysis``)."""
+
+    jumpdests: frozenset[int]
+
+    def blocks_for(self, variant: int) -> list[BlockFn | None]:
+        """The compiled table of ``variant``, indexed by pc."""
+        ...
+
+    def hooked_blocks_for(self, variant: int, hooks: frozenset[int]) -> list[BlockFn | None]:
+        """The table of ``variant`` whose blocks at ``hooks`` call ``on_hooked_block``."""
+        ...
+
+
+class Observer(Protocol):
+    """The hooks that code below the interpreter calls on the machine's inspector.
+
+    ``secant.evm.inspector.Inspector`` has these and the rest (the generated blocks call
+    more of them, the interpreter calls the message hooks on its own ``Inspector``).
+    """
+
+    def on_block(self, frame: Frame, pc: int) -> None:
+        """Execution entered the basic block starting at ``pc``."""
+        ...
+
+    def on_hooked_block(self, frame: Frame, pc: int) -> None:
+        """Execution is entering the block at ``pc``, which the hooks name."""
+        ...
+
+    def on_selfdestruct(self, frame: Frame, beneficiary: int, balance: int) -> None:
+        """SELFDESTRUCT sends ``balance`` to ``beneficiary``."""
+        ...
+
+
+class Machine(Protocol):
+    """What frames, instructions and interceptors use of the machine that runs them.
+
+    ``secant.evm.interpreter.Evm`` is the machine; see it for what each member means.
+    ``env`` is assigned by interceptors (``secant.evm.intercept.set_block_env``).
+    """
+
+    env: BlockEnv
+    state: WorldState
+    fork: Fork
+    variant: int
+    branch_append: Callable[[BranchEvent], None] | None
+    block_hooks: Mapping[bytes, frozenset[int]] | None
+    origin: int
+    gas_price: int
+    blob_hashes: tuple[bytes, ...]
+    blob_base_fee: int
+
+    @property
+    def inspector(self) -> Observer | None:
+        """The inspector attached to the run (None: the plain tables run)."""
+        ...
+
+    @property
+    def cheatcodes(self) -> object | None:
+        """The message interceptor installed (None: none)."""
+        ...
+
+    def analyze(self, code: bytes, code_hash: bytes) -> CodeTables:
+        """The cached analysis of ``code`` for the machine's fork."""
+        ...
+
+    def begin_call(self, parent: Frame, kind: int, caller: int, address: int,
+                   code_address: int, value: int, transfer: bool, is_static: bool, gas: int,
+                   data: bytes) -> None:
+        """Start a CALL-family message of ``parent`` (its gas is charged)."""
+        ...
+
+    def begin_create(self, parent: Frame, kind: int, value: int, initcode: bytes,
+                     address: int, salt: int = 0) -> None:
+        """Start a CREATE or CREATE2 of ``parent`` (its gas is charged)."""
+        ...
 
 
 class Frame:
@@ -55,7 +145,7 @@ class Frame:
 
     def __init__(
         self,
-        evm: Evm,
+        evm: Machine,
         kind: int,
         caller: int,
         address: int,

@@ -25,12 +25,15 @@ change through the ``WorldState`` so that the journal undoes it like a transacti
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from secant.evm.env import BlockEnv
-    from secant.evm.frame import Frame
-    from secant.evm.interpreter import Evm
+    from secant.evm.frame import Frame, Machine
+
+_E = TypeVar("_E", bound="Machine")
+"""The machine an interceptor is installed in (``secant.evm.interpreter.Evm``): its hooks
+receive it as it is, so that a subclass can use all of it."""
 
 HEVM_ADDRESS = 0x7109709ECFA91A80626FF3989D68F67F5B1DD12D
 """Where Foundry, HEVM, Echidna and Medusa harnesses send cheatcode calls:
@@ -41,7 +44,7 @@ DUMMY_CREATE_ADDRESS = 1
 (Foundry's choice: a non-zero address, so that ``new C()`` does not revert in the caller)."""
 
 
-class Interceptor:
+class Interceptor(Generic[_E]):
     """Base class of message interceptors: answers nothing, changes nothing.
 
     Subclasses override :meth:`answer` (the reason to exist) and, as needed,
@@ -55,7 +58,7 @@ class Interceptor:
     #: idle interceptor (no prank, no expectation) costs an attribute check per message.
     watching: bool = True
 
-    def answer(self, evm: Evm, parent: Frame | None, caller: int, data: bytes, gas: int,
+    def answer(self, evm: _E, parent: Frame | None, caller: int, data: bytes, gas: int,
                depth: int, is_static: bool) -> tuple[bool, int, bytes]:
         """Handle a message to :attr:`address`: return (success, gas left, output).
 
@@ -66,7 +69,7 @@ class Interceptor:
         """
         return False, 0, b""
 
-    def sender_for(self, evm: Evm, parent: Frame, kind: int, caller: int, address: int) -> int:
+    def sender_for(self, evm: _E, parent: Frame, kind: int, caller: int, address: int) -> int:
         """The sender of a message ``parent`` is about to start (``caller`` without a change).
 
         ``kind`` is the opcode (CALL, CALLCODE, DELEGATECALL, STATICCALL, CREATE, CREATE2);
@@ -75,7 +78,7 @@ class Interceptor:
         """
         return caller
 
-    def message_end(self, evm: Evm, kind: int, address: int, depth: int, success: bool,
+    def message_end(self, evm: _E, kind: int, address: int, depth: int, success: bool,
                     output: bytes) -> tuple[bool, bytes] | None:
         """A message ended: None keeps its outcome, (success, output) replaces it.
 
@@ -84,7 +87,7 @@ class Interceptor:
         return None
 
 
-def set_block_env(evm: Evm, frame: Frame | None, env: BlockEnv) -> None:
+def set_block_env(evm: Machine, frame: Frame | None, env: BlockEnv) -> None:
     """Make ``env`` the block of ``evm`` from now on, for ``frame`` and its callers too.
 
     Frames read the block through their own ``env`` (set when they start), so a change made

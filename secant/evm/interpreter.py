@@ -119,7 +119,7 @@ class Evm:
         env: BlockEnv,
         fork: Fork = DEFAULT_FORK,
         inspector: Inspector | None = None,
-        cheatcodes: Interceptor | None = None,
+        cheatcodes: Interceptor[Evm] | None = None,
     ) -> None:
         self.state = state
         self.env = env
@@ -289,7 +289,7 @@ class Evm:
             parent.memory[parent.ret_offset : parent.ret_offset + n] = output[:n]
 
     def _begin_call_cheated(
-        self, cheats: Interceptor, parent: Frame, kind: int, caller: int, address: int,
+        self, cheats: Interceptor[Evm], parent: Frame, kind: int, caller: int, address: int,
         code_address: int, value: int, transfer: bool, is_static: bool, gas: int, data: bytes,
     ) -> None:
         """``begin_call`` with an interceptor: answered calls, pranked senders, reported ends.
@@ -335,7 +335,7 @@ class Evm:
         self._return_inline(parent, ok, gas_left, output)
 
     def _answer(
-        self, cheats: Interceptor, parent: Frame | None, kind: int, caller: int, address: int,
+        self, cheats: Interceptor[Evm], parent: Frame | None, kind: int, caller: int, address: int,
         value: int, is_static: bool, gas: int, data: bytes, depth: int, snapshot: int,
     ) -> tuple[bool, int, bytes]:
         """Let the interceptor answer a message to its address (inspected like a precompile)."""
@@ -395,7 +395,8 @@ class Evm:
                                         child_gas, parent.depth + 1, parent)
         raise Suspend
 
-    def _create_failed_early(self, cheats: Interceptor | None, parent: Frame, kind: int) -> None:
+    def _create_failed_early(self, cheats: Interceptor[Evm] | None, parent: Frame,
+                             kind: int) -> None:
         """A creation that never ran its initcode: 0 to the parent (the interceptor may differ)."""
         if cheats is not None and cheats.watching:
             ended = cheats.message_end(self, kind, 0, parent.depth + 1, False, b"")

@@ -153,7 +153,7 @@ def apply_transaction(
     tx: Transaction,
     fork: Fork = DEFAULT_FORK,
     inspector: Inspector | None = None,
-    cheatcodes: Interceptor | None = None,
+    cheatcodes: Interceptor[Evm] | None = None,
 ) -> TxResult:
     """Validate and execute ``tx``, settling fees; raise ``InvalidTransaction`` if invalid.
 

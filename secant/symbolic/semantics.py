@@ -4,9 +4,10 @@ A *word* is either a Python int (a concrete value) or a z3 ``BitVecRef`` of widt
 term over the symbolic inputs). Every function here takes words in the order the EVM pops
 them (``a`` is the top of the stack) and returns a word; it returns an int whenever the
 result does not depend on any symbolic input, so the shadow tracker stores nothing for it
-and later operations on it cost nothing. With only ints in, the interpreter's own functions
-(``secant.evm.instructions``) compute the result: the two can never disagree on concrete
-values, and the differential test (``tests/symbolic``) checks the terms against them.
+and later operations on it cost nothing. With only ints in, the EVM's own table of the pure
+operations (``secant.evm.pure``, which the interpreter uses too) computes the result: the
+two can never disagree on concrete values, and the differential test (``tests/symbolic``)
+checks the terms against them.
 
 Where z3's bit-vector operations differ from the EVM's, the difference is spelled out:
 
@@ -35,8 +36,6 @@ from typing import Any
 
 import z3
 
-from secant.evm.instructions.arithmetic import addmod, mulmod, sdiv, signextend, smod
-from secant.evm.instructions.comparison import byte, sar
 from secant.evm.opcodes import (
     ADD,
     ADDMOD,
@@ -44,13 +43,12 @@ from secant.evm.opcodes import (
     BYTE,
     DIV,
     EQ,
+    EXP,
     GT,
     ISZERO,
     LT,
     MOD,
     MUL,
-    MULMOD,
-    NOT,
     OR,
     SAR,
     SDIV,
@@ -63,6 +61,7 @@ from secant.evm.opcodes import (
     SUB,
     XOR,
 )
+from secant.evm.pure import PURE, SIGN, M
 
 __all__ = [
     "BINARY",
@@ -84,8 +83,6 @@ __all__ = [
 ]
 
 WIDTH = 256
-M = (1 << 256) - 1
-SIGN = 1 << 255
 
 Word = Any
 """An int (concrete) or a 256-bit z3 ``BitVecRef`` (z3 has no type stubs: both are Any)."""
@@ -95,11 +92,12 @@ ONE = z3.BitVecVal(1, WIDTH)
 _ZERO_AST = ZERO.as_ast()
 _ONE_AST = ONE.as_ast()
 
-UNARY = frozenset({ISZERO, NOT})
-BINARY = frozenset({ADD, MUL, SUB, DIV, SDIV, MOD, SMOD, SIGNEXTEND, LT, GT, SLT, SGT, EQ,
-                    AND, OR, XOR, BYTE, SHL, SHR, SAR})
-TERNARY = frozenset({ADDMOD, MULMOD})
-"""The opcodes ``unary``, ``binary`` and ``ternary`` implement (EXP is the caller's)."""
+UNARY = frozenset(op for op, pure in PURE.items() if pure.arity == 1)
+BINARY = frozenset(op for op, pure in PURE.items() if pure.arity == 2 and op != EXP)
+TERNARY = frozenset(op for op, pure in PURE.items() if pure.arity == 3)
+"""The opcodes ``unary``, ``binary`` and ``ternary`` implement: the EVM's pure operations
+(``secant.evm.pure``) by their arity, but EXP, which is the caller's."""
+_CONCRETE = {op: PURE[op].compute for op in UNARY | BINARY | TERNARY}
 
 
 def is_term(word: Word) -> bool:
@@ -196,7 +194,7 @@ def truth(word: Word) -> Any:
 def unary(op: int, a: Word) -> Word:
     """ISZERO or NOT of ``a``."""
     if isinstance(a, int):
-        return (0 if a else 1) if op == ISZERO else a ^ M
+        return _CONCRETE[op](a)
     if op == ISZERO:
         condition = _bool_of(a)
         if condition is not None:
@@ -208,7 +206,9 @@ def unary(op: int, a: Word) -> Word:
 def binary(op: int, a: Word, b: Word) -> Word:
     """The binary operation ``op`` with ``a`` the top of the stack and ``b`` the next."""
     if isinstance(a, int) and isinstance(b, int):
-        return _concrete_binary(op, a, b)
+        if op not in BINARY:
+            raise ValueError(f"no semantics for opcode {op:#x}")
+        return _CONCRETE[op](a, b)
     if op == ADD:
         return a + b
     if op == SUB:
@@ -275,7 +275,7 @@ def binary(op: int, a: Word, b: Word) -> Word:
 def ternary(op: int, a: Word, b: Word, n: Word) -> Word:
     """ADDMOD or MULMOD of ``a`` and ``b`` modulo ``n`` (0 when ``n`` is 0)."""
     if isinstance(a, int) and isinstance(b, int) and isinstance(n, int):
-        return addmod(a, b, n) if op == ADDMOD else mulmod(a, b, n)
+        return _CONCRETE[op](a, b, n)
     if isinstance(n, int) and n == 0:
         return 0
     wide_a, wide_b, wide_n = (z3.ZeroExt(WIDTH, _lift(x)) for x in (a, b, n))
@@ -324,50 +324,6 @@ def exp_power_of_two(base: int, exponent: Any) -> Word | None:
 def _lift(word: Word) -> Any:
     """A z3 term for ``word`` (Python operators need one side to be a term)."""
     return const(word) if isinstance(word, int) else word
-
-
-def _concrete_binary(op: int, a: int, b: int) -> int:
-    if op == ADD:
-        return (a + b) & M
-    if op == SUB:
-        return (a - b) & M
-    if op == MUL:
-        return (a * b) & M
-    if op == DIV:
-        return a // b if b else 0
-    if op == SDIV:
-        return sdiv(a, b)
-    if op == MOD:
-        return a % b if b else 0
-    if op == SMOD:
-        return smod(a, b)
-    if op == SIGNEXTEND:
-        return signextend(a, b)
-    if op == LT:
-        return int(a < b)
-    if op == GT:
-        return int(a > b)
-    if op == SLT:
-        return int((a ^ SIGN) < (b ^ SIGN))
-    if op == SGT:
-        return int((a ^ SIGN) > (b ^ SIGN))
-    if op == EQ:
-        return int(a == b)
-    if op == AND:
-        return a & b
-    if op == OR:
-        return a | b
-    if op == XOR:
-        return a ^ b
-    if op == BYTE:
-        return byte(a, b)
-    if op == SHL:
-        return (b << a) & M if a < WIDTH else 0
-    if op == SHR:
-        return b >> a if a < WIDTH else 0
-    if op == SAR:
-        return sar(a, b)
-    raise ValueError(f"no semantics for opcode {op:#x}")
 
 
 def _equal(a: Word, b: Word) -> Word:

@@ -72,7 +72,6 @@ from typing import TYPE_CHECKING
 from secant.compile.arith_types import wrapped
 from secant.evm.analysis import analyze
 from secant.evm.constant_stack import step as constant_step
-from secant.evm.instructions.arithmetic import sdiv
 from secant.evm.opcodes import (
     ADD,
     BLOCKHASH,
@@ -124,6 +123,7 @@ from secant.evm.opcodes import (
     XOR,
     stack_shape,
 )
+from secant.evm.pure import PURE
 
 if TYPE_CHECKING:
     from secant.evm.forks import Fork
@@ -605,10 +605,7 @@ _DEPTH_LIMIT = 1024
 _ADDRESS_MASK = (1 << 160) - 1
 
 
-_WORD = (1 << 256) - 1
-_RESULTS = {ADD: lambda a, b: (a + b) & _WORD, SUB: lambda a, b: (a - b) & _WORD,
-            MUL: lambda a, b: (a * b) & _WORD, EXP: lambda a, b: pow(a, b, 1 << 256),
-            SDIV: sdiv}
+_RESULTS = {op: PURE[op].compute for op in _ARITH_OPS}
 """What the EVM computes for each watched opcode (``a`` the top of the stack)."""
 
 

@@ -29,59 +29,34 @@ from typing import TYPE_CHECKING
 from secant.compile.arith_types import wrapped
 from secant.evm.analysis import analyze, code_end
 from secant.evm.crypto import keccak256
-from secant.evm.instructions.arithmetic import addmod, mulmod, sdiv, signextend, smod
 from secant.evm.instructions.environment import calldataload
 from secant.evm.opcodes import (
-    ADD,
-    ADDMOD,
     ADDRESS,
-    AND,
-    BYTE,
     CALLDATALOAD,
     CALLDATASIZE,
     CALLER,
     CALLVALUE,
-    DIV,
     DUP1,
     DUP16,
-    EQ,
-    EXP,
-    GT,
-    ISZERO,
     JUMPDEST,
     KECCAK256,
-    LT,
     MLOAD,
-    MOD,
     MSTORE,
     MSTORE8,
-    MUL,
-    MULMOD,
-    NOT,
     NUMBER,
     OPS,
-    OR,
     ORIGIN,
     POP,
     PUSH0,
     PUSH1,
     PUSH32,
-    SAR,
-    SDIV,
-    SGT,
-    SHL,
-    SHR,
-    SIGNEXTEND,
     SLOAD,
-    SLT,
-    SMOD,
     SSTORE,
-    SUB,
     SWAP1,
     SWAP16,
     TIMESTAMP,
-    XOR,
 )
+from secant.evm.pure import NAMESPACE, PURE
 
 if TYPE_CHECKING:
     from secant.evm.forks import Fork
@@ -89,17 +64,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HOOKS", "PLANS", "BlockPlan", "plans_of", "watch_blocks", "wraps_at_entry"]
 
-_M = (1 << 256) - 1
-_SIGN = 1 << 255
 _MEMORY_LIMIT = 1 << 20  # a block that touches memory beyond this is not followed
-
-
-def _signed(x: int) -> int:
-    return x - (1 << 256) if x & _SIGN else x
-
-
-def _sar(shift: int, x: int) -> int:
-    return (_signed(x) >> min(shift, 256)) & _M
 
 
 # Instructions after which memory and storage are not known any more: they write memory
@@ -161,32 +126,22 @@ def _calldataload(f: Frame, offset: int) -> int:
 
 
 # How each evaluated instruction is written in the generated code: ``{a}`` is the top of
-# the stack, ``{b}`` the next, ``{c}`` the third.
+# the stack, ``{b}`` the next, ``{c}`` the third. The pure operations are the EVM's table
+# (``secant.evm.pure``, EXP's value included); the others read the frame.
 _EXPRESSIONS: dict[int, str] = {
-    ADD: "({a} + {b}) & M", MUL: "({a} * {b}) & M", SUB: "({a} - {b}) & M",
-    DIV: "{a} // {b} if {b} else 0", SDIV: "sdiv({a}, {b})", MOD: "{a} % {b} if {b} else 0",
-    SMOD: "smod({a}, {b})", EXP: "pow({a}, {b}, W)", SIGNEXTEND: "signextend({a}, {b})",
-    LT: "int({a} < {b})", GT: "int({a} > {b})", SLT: "int(sg({a}) < sg({b}))",
-    SGT: "int(sg({a}) > sg({b}))", EQ: "int({a} == {b})", AND: "{a} & {b}",
-    OR: "{a} | {b}", XOR: "{a} ^ {b}", BYTE: "byte({a}, {b})",
-    SHL: "({b} << {a}) & M if {a} < 256 else 0", SHR: "{b} >> {a} if {a} < 256 else 0",
-    SAR: "sar({a}, {b})", ISZERO: "int({a} == 0)", NOT: "{a} ^ M",
-    ADDMOD: "addmod({a}, {b}, {c})", MULMOD: "mulmod({a}, {b}, {c})",
+    **{op: pure.template for op, pure in PURE.items()},
     ADDRESS: "f.address", CALLER: "f.caller", CALLVALUE: "f.value",
     CALLDATASIZE: "len(f.calldata)", ORIGIN: "f.evm.origin", TIMESTAMP: "f.env.timestamp",
     NUMBER: "f.env.number", CALLDATALOAD: "calldataload(f, {a})",
 }
 _NAMESPACE: dict[str, object] = {
-    "M": _M, "W": 1 << 256, "sdiv": sdiv, "smod": smod, "signextend": signextend,
-    "sg": _signed, "byte": lambda i, x: (x >> (248 - 8 * i)) & 0xFF if i < 32 else 0,
-    "sar": _sar, "addmod": addmod, "mulmod": mulmod, "calldataload": _calldataload,
+    **NAMESPACE, "calldataload": _calldataload,
     "sload": _sload, "mload": _mload, "mstore": _mstore, "mstore8": _mstore8,
     "keccak": _keccak, "keccak_words": _keccak_words, "wrapped": wrapped,
     "Unknown": _Unknown,
 }
 # Operations folded when their operands are constants (no frame, no memory, no state).
-_FOLDED = frozenset({ADD, MUL, SUB, DIV, SDIV, MOD, SMOD, EXP, SIGNEXTEND, LT, GT, SLT, SGT,
-                     EQ, AND, OR, XOR, BYTE, SHL, SHR, SAR, ISZERO, NOT, ADDMOD, MULMOD})
+_FOLDED = frozenset(PURE)
 _UNKNOWN = "None"  # an expression whose value the evaluation cannot know
 
 
@@ -262,7 +217,7 @@ class _Writer:
             else:
                 names = dict(zip("abc", operands))
                 expression = _EXPRESSIONS[op].format(**names)
-                folded = _fold(op, operands, expression)
+                folded = _fold(op, operands)
                 stack.append(folded if folded is not None else self.value(expression))
         elif op == SLOAD:
             slot = self.pop()
@@ -346,12 +301,11 @@ class _Writer:
         return "def evaluate(f):\n" + "\n".join(f"    {line}" for line in lines) + "\n"
 
 
-def _fold(op: int, operands: list[str], expression: str) -> str | None:
-    """The value of ``expression`` when every operand is a constant (None otherwise)."""
+def _fold(op: int, operands: list[str]) -> str | None:
+    """The value of ``op`` when every operand is a constant (None otherwise)."""
     if op not in _FOLDED or not all(operand.isdigit() for operand in operands):
         return None
-    value = eval(expression, dict(_NAMESPACE))  # our own text, on integer literals
-    return str(value) if isinstance(value, int) else None
+    return str(PURE[op].compute(*map(int, operands)))
 
 
 def _write(instructions: tuple[tuple[int, int, int], ...],

@@ -1,4 +1,4 @@
-"""Arithmetic: ADD .. SIGNEXTEND."""
+"""Arithmetic: ADD .. SIGNEXTEND (the values of the pure ones are ``secant.evm.pure``'s)."""
 
 from __future__ import annotations
 
@@ -18,64 +18,16 @@ from secant.evm.opcodes import (
     SMOD,
     SUB,
 )
+from secant.evm.pure import MODULUS, M, addmod, mulmod, sdiv, signextend, smod
 
 if TYPE_CHECKING:
     from secant.evm.frame import Frame
-
-M = (1 << 256) - 1
-SIGN = 1 << 255
-MODULUS = 1 << 256  # named so as not to shadow the MOD opcode
-
-
-def sdiv(x: int, y: int) -> int:
-    """SDIV: signed division truncating toward zero (x / 0 = 0)."""
-    if y == 0:
-        return 0
-    if x & SIGN:
-        x -= MODULUS
-    if y & SIGN:
-        y -= MODULUS
-    q = abs(x) // abs(y)
-    return (-q if (x < 0) != (y < 0) else q) & M
-
-
-def smod(x: int, y: int) -> int:
-    """SMOD: the result takes the dividend's sign (x % 0 = 0)."""
-    if y == 0:
-        return 0
-    if x & SIGN:
-        x -= MODULUS
-    if y & SIGN:
-        y -= MODULUS
-    r = abs(x) % abs(y)
-    return (-r if x < 0 else r) & M
-
-
-def addmod(x: int, y: int, n: int) -> int:
-    """ADDMOD with an unbounded intermediate."""
-    return (x + y) % n if n else 0
-
-
-def mulmod(x: int, y: int, n: int) -> int:
-    """MULMOD with an unbounded intermediate."""
-    return (x * y) % n if n else 0
-
 
 def exp(f: Frame, base: int, exponent: int) -> int:
     """EXP: 50 gas per byte of the exponent."""
     if exponent:
         charge(f, 50 * ((exponent.bit_length() + 7) >> 3))
     return pow(base, exponent, MODULUS)
-
-
-def signextend(b: int, x: int) -> int:
-    """SIGNEXTEND ``x`` from byte ``b`` (counted from the least significant)."""
-    if b >= 31:
-        return x
-    bit = (b << 3) + 7
-    if (x >> bit) & 1:
-        return x | (M ^ ((1 << (bit + 1)) - 1))
-    return x & ((1 << (bit + 1)) - 1)
 
 
 def op_add(s: list[int], f: Frame, a: Any) -> None:

@@ -21,12 +21,10 @@ from secant.evm.opcodes import (
     SLT,
     XOR,
 )
+from secant.evm.pure import SIGN, M, byte, sar
 
 if TYPE_CHECKING:
     from secant.evm.frame import Frame
-
-M = (1 << 256) - 1
-SIGN = 1 << 255
 
 
 def op_lt(s: list[int], f: Frame, a: Any) -> None:
@@ -85,18 +83,6 @@ def op_xor(s: list[int], f: Frame, a: Any) -> None:
 def op_not(s: list[int], f: Frame, a: Any) -> None:
     """NOT."""
     s[-1] ^= M
-
-
-def byte(i: int, x: int) -> int:
-    """BYTE ``i`` of ``x``, counted from the most significant."""
-    return (x >> (248 - (i << 3))) & 0xFF if i < 32 else 0
-
-
-def sar(shift: int, x: int) -> int:
-    """SAR: arithmetic shift right."""
-    if x & SIGN:
-        return ((x - (1 << 256)) >> shift) & M if shift < 256 else M
-    return x >> shift if shift < 256 else 0
 
 
 def op_byte(s: list[int], f: Frame, a: Any) -> None:
