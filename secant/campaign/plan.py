@@ -37,7 +37,10 @@ from secant.compile.loader import select_contract
 from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle
 from secant.errors import SecantError
+from secant.evm.crypto import keccak256
+from secant.evm.opcodes import CALL, CALLCODE, SELFDESTRUCT
 from secant.oracles.assertion import AssertionOracle
+from secant.oracles.exits import scan
 from secant.oracles.fuzz_test import FuzzTestOracle
 from secant.oracles.property import PROPERTY_PREFIXES, PropertyOracle
 from secant.oracles.registry import available, build
@@ -128,13 +131,44 @@ def deploy_system(compilations: Sequence[Compilation], selection: Selection,
         names = chain.names()
         return [f"0x{names[arg]:040x}" if arg in names else arg for arg in args]
 
-    for name, args in selection.deploy:
-        chain.deploy(list(compilations), name, resolved(args), main=False)
-    chain.deploy(list(compilations), selection.contract, resolved(selection.args),
-                 selection.value)
+    deployed = [chain.deploy(list(compilations), name, resolved(args), main=False)
+                for name, args in selection.deploy]
+    deployed.append(chain.deploy(list(compilations), selection.contract,
+                                 resolved(selection.args), selection.value))
+    for contract in deployed:
+        fund_unpayable(chain, contract)
     fund_senders(chain, selection.senders or ())
     chain.seal()
     return chain
+
+
+UNPAYABLE_FUNDS = 10**18
+"""Wei a contract that pays ether out but that no transaction can pay starts with."""
+
+
+def fund_unpayable(chain: TestChain, contract: DeployedContract) -> None:
+    """Give ``contract`` some ether when it has code that pays some out and no way in.
+
+    Why: a contract without a payable function or fallback still holds ether in the world
+    (a self-destruct or a block reward can send it some, and so can anyone before it is
+    deployed at its predictable address), and its code that pays ether out (a payout to a
+    chosen address behind ``require(tx.origin == owner)``, a winnings function left public)
+    moves nothing when it holds none: the oracles that judge payments would see none. The
+    note names the amount.
+    """
+    abi = contract.abi
+    takes_ether = (any(fn.payable for fn in abi.functions)
+                   or any(fn is not None and fn.payable for fn in (abi.fallback, abi.receive)))
+    code = chain.code_at(contract.address)
+    if takes_ether or not code or chain.state.balance(contract.address):
+        return
+    sites = scan(code, keccak256(code), chain.fork).exits
+    if not any(site.opcode == SELFDESTRUCT
+               or site.opcode in (CALL, CALLCODE) and site.operand != 0 for site in sites):
+        return
+    chain.state.add_balance(contract.address, UNPAYABLE_FUNDS)
+    chain.notes.append(f"{contract.name} can pay ether out but no transaction can pay it: it "
+                       f"starts with {UNPAYABLE_FUNDS} wei, as ether forced on it would be")
 
 
 def fund_senders(chain: TestChain, senders: Sequence[int]) -> None:

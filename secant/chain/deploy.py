@@ -39,6 +39,7 @@ from secant.compile.artifacts import Bytecode, Compilation, CompiledContract
 from secant.compile.srcmap import SourceLocation
 from secant.evm.inspector import Inspector
 from secant.evm.opcodes import CREATE, CREATE2
+from secant.evm.state import WorldState
 from secant.evm.transaction import TxResult
 
 __all__ = [
@@ -50,6 +51,10 @@ __all__ = [
 ]
 
 _CREATE_KINDS = (CREATE, CREATE2)
+
+CONSTRUCTOR_ETHER = (10**18, 10**17, 10**16, 10 * 10**18, 100 * 10**18, 1)
+"""Wei a payable constructor that reverts without ether is tried with, in order: one ether
+first (the usual deposit), then smaller and larger round amounts, then one wei."""
 
 
 @dataclass(eq=False)
@@ -150,6 +155,7 @@ class ChainContext(Protocol):
 
     book: AddressBook
     seed: int
+    state: WorldState
 
     @property
     def deployer(self) -> Sender:
@@ -311,9 +317,42 @@ class Deployer:
                 raise DeploymentFailed(
                     f"the constructor of {contract.name} is not payable but {value} wei "
                     "were to be sent", "deploy without a value")
-            return self._create(compilation, contract, values, value, role, encoded, note)
+            try:
+                return self._create(compilation, contract, values, value, role, encoded, note)
+            except ConstructorReverted as refused:
+                if value or constructor is None or not constructor.payable:
+                    raise
+                return self._with_ether(compilation, contract, values, role, encoded, note,
+                                        refused)
         finally:
             self._pending.discard(contract.qualified_name)
+
+    def _with_ether(self, compilation: Compilation, contract: CompiledContract,
+                    values: list[Any], role: str, encoded: bytes, note: str | None,
+                    refused: ConstructorReverted) -> DeployedContract:
+        """A payable constructor that reverted without ether, run again with some.
+
+        Why: a constructor that demands a deposit (``require(msg.value > 0)``) is common in
+        the contracts people deploy, and the user gave no ``--value`` because nothing said
+        it was needed. The amounts are tried in order; the first the constructor accepts is
+        kept and named in a note. None accepted: the first refusal, saying so.
+        """
+        balance = self.chain.state.balance(self.chain.deployer.address)
+        for amount in CONSTRUCTOR_ETHER:
+            if amount > balance:
+                continue
+            try:
+                deployed = self._create(compilation, contract, values, amount, role, encoded,
+                                        note)
+            except ConstructorReverted:
+                continue
+            deployed.notes += (f"the constructor of {contract.name} reverted without ether; "
+                               f"deployed with {amount} wei (pass --value to choose the "
+                               "amount)",)
+            return deployed
+        raise ConstructorReverted(contract.name, refused.reason,
+                                  refused.args_note + " (also with ether: pass --value WEI "
+                                  "with the amount it expects)")
 
     def _install_runtime(self, compilation: Compilation, contract: CompiledContract,
                          args: Sequence[Any] | None, value: int,

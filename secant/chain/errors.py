@@ -33,6 +33,7 @@ class ConstructorReverted(SecantError):
         )
         self.contract = contract
         self.reason = reason
+        self.args_note = args_note
 
 
 class ConstructorArgumentError(SecantError):

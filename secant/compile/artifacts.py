@@ -11,7 +11,7 @@ immutable references, source maps of both, and AST ids.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -170,6 +170,9 @@ class CompiledContract:
     storage_layout: Mapping[str, Any] | None = None
     ast_id: int | None = None
     base_ids: tuple[int, ...] = ()
+    uses: tuple[int, ...] = ()
+    """The AST ids the contract's definition refers to (the contracts it creates, calls or
+    holds among them)."""
     language: str = "Solidity"
     compiler: str = ""
 
@@ -228,7 +231,11 @@ class Compilation:
         return [c for c in self.contracts if c.deployable]
 
     def main_contract(self, name: str | None = None) -> CompiledContract:
-        """Return the named contract, else the most derived deployable one of the root files."""
+        """Return the named contract, else the main deployable one of the root files.
+
+        The main one is, among the contracts of the root files no other one inherits, those
+        no other one uses (creates, holds, calls), the most derived, the last one on a tie.
+        """
         if name is not None:
             chosen = self.contract(name)
             if not chosen.deployable:
@@ -249,6 +256,10 @@ class Compilation:
         used_as_base = {b for c in candidates for b in c.base_ids[1:]}
         leaves = [c for c in candidates if c.ast_id is None or c.ast_id not in used_as_base]
         pool = leaves or candidates
+        # A contract another one creates, holds or calls is that one's dependency (a bank's
+        # journal, a token its sale creates): the main contract is one nobody else uses.
+        used = {u for c in pool for u in c.uses if u != c.ast_id and u not in c.base_ids}
+        pool = [c for c in pool if c.ast_id is None or c.ast_id not in used] or pool
         return max(enumerate(pool), key=lambda item: (len(item[1].base_ids), item[0]))[1]
 
     def mapper(self, contract: CompiledContract, runtime: bool = True) -> PcMapper:
@@ -282,8 +293,71 @@ def _contract_info(sources: Mapping[int, SourceFile]) -> dict[tuple[str, str], d
             info[(source.name, str(node.get("name")))] = {
                 "kind": kind, "id": node.get("id"),
                 "bases": tuple(node.get("linearizedBaseContracts") or ()),
+                "constructor_types": _constructor_contract_types(node),
+                "uses": tuple(sorted({int(n["referencedDeclaration"]) for n in _walk(node)
+                                      if isinstance(n.get("referencedDeclaration"), int)})),
             }
     return info
+
+
+def _constructor_contract_types(contract: Mapping[str, Any]) -> tuple[str | None, ...]:
+    """For each constructor parameter, the contract it stands for (``contract Log``), or None.
+
+    A parameter declared as a contract says so itself, but the ABI of solc before 0.5.11 has
+    no ``internalType`` to carry it; an ``address`` parameter the constructor only converts
+    to a contract (``log = Log(_log)``) stands for that contract too. Deployment gives such
+    a parameter an instance of the contract (``secant.chain.deploy``): an address without
+    code there makes every call to it revert, and the code behind it unreachable.
+    """
+    constructor = next((n for n in contract.get("nodes", []) or []
+                        if n.get("nodeType") == "FunctionDefinition"
+                        and (n.get("kind") == "constructor" or n.get("isConstructor"))), None)
+    if constructor is None:
+        return ()
+    params = (constructor.get("parameters") or {}).get("parameters") or []
+    converted: dict[int, set[str]] = {}  # parameter id -> the contracts it is converted to
+    conversions: set[int] = set()  # the identifier nodes that are converted
+    uses: dict[int, set[int]] = {}  # parameter id -> the identifier nodes naming it
+    ids = {p.get("id") for p in params}
+    for node in _walk(constructor.get("body")):
+        if node.get("nodeType") == "FunctionCall" and node.get("kind") == "typeConversion":
+            target = str(((node.get("expression") or {}).get("typeDescriptions") or {})
+                         .get("typeString", ""))
+            args = node.get("arguments") or []
+            if (target.startswith("type(contract ") and len(args) == 1
+                    and args[0].get("nodeType") == "Identifier"
+                    and args[0].get("referencedDeclaration") in ids):
+                converted.setdefault(args[0]["referencedDeclaration"], set()).add(
+                    target.removeprefix("type(").removesuffix(")"))
+                conversions.add(int(args[0].get("id", -1)))
+        elif node.get("nodeType") == "Identifier" and node.get("referencedDeclaration") in ids:
+            uses.setdefault(node["referencedDeclaration"], set()).add(int(node.get("id", -1)))
+    other_uses = {param for param, nodes in uses.items() if nodes - conversions}
+    found: list[str | None] = []
+    for param in params:
+        declared = str((param.get("typeDescriptions") or {}).get("typeString", ""))
+        kinds = converted.get(param.get("id"), set())
+        if declared.startswith("contract "):
+            found.append(declared)
+        elif declared.startswith("address") and len(kinds) == 1 and (
+                param.get("id") not in other_uses):
+            found.append(kinds.pop())
+        else:
+            found.append(None)
+    return tuple(found)
+
+
+def _walk(node: Any) -> Iterator[Mapping[str, Any]]:
+    """Every AST node under ``node``, itself included, depth first."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            if "nodeType" in item:
+                yield item
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
 
 
 _LOCATION_RE = re.compile(r"^\s*(?:-->\s*)?([^\s:][^:\n]*):(\d+):(\d+):", re.MULTILINE)
@@ -321,6 +395,27 @@ def check_errors(output: Mapping[str, Any], sources: Mapping[str, str],
     return tuple(warnings)
 
 
+def _declared(abi: Any, types: Sequence[str | None] | None) -> Any:
+    """The ABI with the contract each constructor parameter stands for as its ``internalType``.
+
+    Only where solc gave none (:func:`_constructor_contract_types` finds them).
+    """
+    if not types or not isinstance(abi, list):
+        return abi
+    entries = []
+    for entry in abi:
+        if isinstance(entry, Mapping) and entry.get("type") == "constructor":
+            inputs = list(entry.get("inputs") or [])
+            for index, kind in enumerate(types[:len(inputs)]):
+                item = inputs[index]
+                if (kind is not None and isinstance(item, Mapping)
+                        and not item.get("internalType") and item.get("type") == "address"):
+                    inputs[index] = {**item, "internalType": kind}
+            entry = {**entry, "inputs": inputs}
+        entries.append(entry)
+    return entries
+
+
 def from_standard_json(output: Mapping[str, Any], contents: Mapping[str, str],
                        paths: Mapping[str, Path], roots: Sequence[str], compiler: str,
                        origin: str = "solc", what: str | None = None) -> Compilation:
@@ -346,13 +441,15 @@ def from_standard_json(output: Mapping[str, Any], contents: Mapping[str, str],
             layout = data.get("storageLayout")
             contracts.append(CompiledContract(
                 name=name, source=source_name,
-                abi=abi_of(data.get("abi") or [], f"{source_name}:{name}"),
+                abi=abi_of(_declared(data.get("abi") or [], details.get("constructor_types")),
+                           f"{source_name}:{name}"),
                 creation=Bytecode.from_json(evm.get("bytecode")),
                 runtime=Bytecode.from_json(evm.get("deployedBytecode")),
                 kind=details.get("kind", "contract"),
                 method_identifiers=dict(evm.get("methodIdentifiers") or {}),
                 storage_layout=layout if isinstance(layout, Mapping) else None,
                 ast_id=details.get("id"), base_ids=details.get("bases", ()),
+                uses=details.get("uses", ()),
                 compiler=compiler,
             ))
     if not contracts:

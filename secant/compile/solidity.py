@@ -10,11 +10,13 @@ from typing import Any
 from secant.compile.artifacts import Compilation, from_standard_json
 from secant.compile.cache import OutputCache, content_key
 from secant.compile.config import CompilerSettings
+from secant.compile.errors import CompilationFailed, CompilerUnavailable
 from secant.compile.evm_versions import evm_version_for
 from secant.compile.remappings import Remapping, merge_remappings
-from secant.compile.semver import Version, format_version
+from secant.compile.semver import Version, VersionRange, format_version
 from secant.compile.solc import SolcManager
 from secant.compile.sources import (
+    NO_PRAGMA,
     SourceSet,
     collect_sources,
     find_project_root,
@@ -120,6 +122,39 @@ def compile_sources(sources: SourceSet, manager: SolcManager, options: CompileOp
     the compiler chosen (e.g. ``solc 0.8.28``) before it runs (or the cache answers).
     """
     pragma, where = sources.pragma()
+    try:
+        return _compile_with(sources, manager, options, pragma, where, roots, origin, what,
+                             announce)
+    except CompilationFailed as newest:
+        if where != NO_PRAGMA or options.solc_version is not None:
+            raise
+        # Sources that state no version were written for some compiler: old code (before
+        # 0.4.10 pragmas were rare) does not parse with today's. The newest release of
+        # each older line is tried in turn, newest first, and the note says which worked.
+        for line in OLDER_LINES:
+            try:
+                compiled = _compile_with(sources, manager, options, VersionRange.parse(line),
+                                         where, roots, origin, what, announce)
+            except (CompilationFailed, CompilerUnavailable):
+                continue  # this line refuses the code too, or cannot be installed here
+            manager.notes.append(f"{what or ', '.join(sources.roots)} states no solidity "
+                                 f"version and does not compile with the newest solc; "
+                                 f"compiled with {compiled.compiler} (pass --solc-version "
+                                 "to choose)")
+            return compiled
+        raise newest
+
+
+OLDER_LINES = ("^0.7.0", "^0.6.0", "^0.5.0", "^0.4.0")
+"""The release lines tried, newest first, for sources without a pragma that the newest
+compiler refuses."""
+
+
+def _compile_with(sources: SourceSet, manager: SolcManager, options: CompileOptions,
+                  pragma: VersionRange, where: str, roots: Sequence[str] | None,
+                  origin: str, what: str | None,
+                  announce: Callable[[str], None] | None) -> Compilation:
+    """``compile_sources`` with the compiler the ``pragma`` range (or options) calls for."""
     kind, version = manager.select(pragma, options.solc_version, where)
     std_input = sources.standard_input(solc_settings(version, options))
     cache = OutputCache(enabled=options.use_cache)

@@ -30,6 +30,9 @@ _TOKEN_RE = re.compile(
 _IMPORT_RE = re.compile(r"\bimport\b\s*(?:[^;\"']*?\bfrom\s*)?[\"']([^\"']+)[\"'][^;]*;")
 _PRAGMA_RE = re.compile(r"\bpragma\s+solidity\s+([^;]+);")
 
+NO_PRAGMA = "the sources"
+"""What :meth:`SourceSet.pragma` names as where the pragma is when no unit states one."""
+
 
 def strip_comments(text: str) -> str:
     """``text`` with ``//`` and ``/* */`` comments blanked (string literals kept)."""
@@ -125,7 +128,7 @@ class SourceSet:
             for allowed in _pragma_ranges(unit.content):
                 result = result.intersect(allowed)
                 where.append(unit.name)
-        return result, ", ".join(dict.fromkeys(where)) or "the sources"
+        return result, ", ".join(dict.fromkeys(where)) or NO_PRAGMA
 
     def closure(self, names: Iterable[str]) -> list[str]:
         """``names`` and every unit they import, directly or not (units that were found)."""

@@ -9,7 +9,7 @@ from typing import Any
 
 from secant.campaign.campaign import Campaign
 from secant.campaign.config import CampaignConfig
-from secant.campaign.plan import CampaignPlan, Selection, plan
+from secant.campaign.plan import UNPAYABLE_FUNDS, CampaignPlan, Selection, plan
 from secant.chain.chain import ChainConfig
 from secant.compile import Compilation, load
 from secant.compile.forge_testing import ForgeTesting
@@ -264,3 +264,21 @@ contract BigTest {{
     assert len(chain.code_at(test.address)) > 24_576
     [finding] = run(invariant)["findings"]
     assert finding["function"] == "invariant_below_two"
+
+
+@needs_node
+def test_a_contract_that_pays_out_but_takes_no_ether_starts_with_some() -> None:
+    # No payable function, a payout behind tx.origin: funded, and the note says so.
+    [payout] = plans("vulnerabilities/dataflow/OriginPayout.sol", 10, contract="OriginPayout")
+    chain = payout.make_chain()
+    assert chain.main is not None and chain.balance(chain.main) == UNPAYABLE_FUNDS
+    assert any("OriginPayout can pay ether out but no transaction can pay it" in note
+               for note in chain.notes)
+    # A payable deposit is the way in: left as deployed.
+    [bank] = plans("vulnerabilities/reentrancy/OldBank.sol", 10, contract="EtherBank")
+    banked = bank.make_chain()
+    assert banked.main is not None and banked.balance(banked.main) == 0
+    # Nothing pays out: nothing to fund.
+    [registry] = plans("vulnerabilities/takeover/OpenInit.sol", 10, contract="FeeRegistry")
+    plain = registry.make_chain()
+    assert plain.main is not None and plain.balance(plain.main) == 0

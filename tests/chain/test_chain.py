@@ -105,6 +105,12 @@ def test_contract_typed_parameter_gets_a_deployed_contract(solc_installed: list[
 def test_main_contract_choice(solc_installed: list[str]) -> None:
     inherit = chain_fixture("Inherit.sol")
     assert TestChain.setup(inherit).contract("Leaf").role == "main"  # the most derived one
+    # A contract another one creates or holds is its dependency, even when it comes last.
+    creates = chain_fixture("Creates.sol")
+    assert [c.name for c in creates[0].contracts] == ["Shop", "Ledger"]
+    chain = TestChain.setup(creates)
+    assert chain.main is not None and chain.main.name == "Shop"
+    assert chain.contract("Ledger").role == "created"
     named = TestChain.setup(inherit, contract="Unrelated", also=["Middle"])
     assert named.main is not None and named.main.name == "Unrelated"
     assert named.contract("Middle").role == "deployed"  # deployed too, and callable

@@ -117,3 +117,15 @@ def test_imports_with_remappings_and_include_paths(solc_installed: list[str]) ->
     included = compile_files([FIXTURES / "imports/src/WithInclude.sol"], options)[0]
     assert included.main_contract().name == "WithInclude"
     assert included.source("Extra.sol") is not None
+
+
+def test_sources_without_a_pragma_that_the_newest_refuses_get_an_older_line() -> None:
+    with SolcManager() as manager:
+        [compilation] = compile_files([SOLIDITY / "NoPragma04.sol"], CompileOptions(),
+                                      manager)
+        notes = list(manager.notes)
+    assert compilation.compiler == "solc 0.4.26"
+    assert {f.signature for f in compilation.contract("NoPragma04").abi.functions} == {
+        "add(uint256)", "total()"}
+    assert any("states no solidity version and does not compile with the newest solc; "
+               "compiled with solc 0.4.26" in note for note in notes)
