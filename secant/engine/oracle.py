@@ -27,11 +27,15 @@ from secant.types import Finding, RunResult, TxOutcome
 class PostState(Protocol):
     """The view of a run an oracle gets (the contract target implements it).
 
-    Read-only calls on the state the run left, and the run's recordings.
+    Read-only calls and storage reads on the state the run left, and the run's recordings.
     """
 
     def call(self, to: int, data: bytes, sender: int | None = None) -> TxOutcome:
         """Call ``to`` with ``data`` from ``sender`` (default: the deployer); undo it all."""
+        ...
+
+    def storage_at(self, address: int, slot: int) -> int:
+        """The word the run left in ``slot`` of ``address``'s storage."""
         ...
 
     def recording(self, result: RunResult, name: str, replay: bool = True) -> Any | None:

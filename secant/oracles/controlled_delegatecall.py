@@ -8,14 +8,17 @@ proxy). Whoever chose that address runs arbitrary code with the contract's stora
 balance: take ownership, drain it, self-destruct it.
 
 Forwarding ``msg.data`` to a fixed implementation or a linked library (a proxy) is no
-finding: only the *target* counts. The finding is *certain* when a sender without any
-granted right chose the address in this transaction; *likely* when the address came out of
-storage (the transaction that stored it may have been a legitimate upgrade); *possible*
-when the deployer, or an account a trusted sender named, sent the transaction (an admin's
-upgrade function is a deliberate power). It looks only at targets with a DELEGATECALL or
-CALLCODE, and replays a run with the dataflow recording only when a target delegated to an
-address that is among the case's arguments (an input-chosen address comes from there) and
-a site that ran may still get a rating it was not reported with
+finding: only the *target* counts. The delegated code must have succeeded, in a frame and
+a transaction that did: code whose effects were undone did nothing (a proxy that requires
+the delegatecall to fail can be pointed anywhere). The finding is *certain* when a sender
+without any granted right chose the address in this transaction; *likely* when the address
+came out of storage (the transaction that stored it may have been a legitimate upgrade);
+*possible* when the deployer, or an account a trusted sender named, sent the transaction,
+or when only such accounts stored input before it (an admin's upgrade function is a
+deliberate power). It looks only at targets with a DELEGATECALL or CALLCODE, and replays a
+run with the dataflow recording only when a target delegated to an address that is among
+the case's arguments (an input-chosen address comes from there) and a site that ran may
+still get a rating it was not reported with
 (``FlowOracle.open_choices``). Key: the code and pc of the DELEGATECALL and the confidence.
 """
 
@@ -74,12 +77,13 @@ class ControlledDelegatecallOracle(FlowOracle):
             if sink.opcode not in _DELEGATIONS or not sink.target_labels & INPUT:
                 continue
             contract = self.contract(sink.code_hash)
-            if contract is None or sink.tx >= len(case):
-                continue
+            if (contract is None or sink.tx >= len(case) or not sink.success
+                    or not self.judged(flow, result, sink.tx, sink.frame)):
+                continue  # delegated code that failed, or whose effects were undone, did nothing
             confidence, why = self.chooser_rating(
                 result, sink.tx, sink.target_labels, "it", "an admin's upgrade may be intended",
                 "the address came out of storage that a transaction of the case wrote from "
-                "its input; if that was a legitimate upgrade, this is intended")
+                "its input; if that was a legitimate upgrade, this is intended", flow)
             key = (self.name, sink.code_hash, sink.pc, confidence)
             if key in seen:
                 continue

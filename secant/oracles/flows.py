@@ -77,6 +77,7 @@ from secant.evm.opcodes import (
     SGT,
     SLOAD,
     SLT,
+    SSTORE,
     STATICCALL,
     SWAP1,
     SWAP16,
@@ -84,7 +85,7 @@ from secant.evm.opcodes import (
 from secant.oracles.rated import RatedOracle, function_name
 from secant.oracles.static_labels import stored_reach
 from secant.targets.contract import ContractRun
-from secant.targets.taint import STORED, Dataflow, FlowBranch, label_names
+from secant.targets.taint import INPUT, STORED, Dataflow, FlowBranch, label_names
 from secant.targets.trace import CallEvent
 from secant.types import Finding, RunResult, TxSeq
 
@@ -608,17 +609,29 @@ class FlowOracle(RatedOracle):
         return sender == self.deployer or self.granted(case, outcomes, tx, frozenset({sender}))
 
     def chooser_rating(self, result: RunResult, tx: int, labels: int, chose: str,
-                       deliberate: str, stored: str) -> tuple[str, str]:
+                       deliberate: str, stored: str, flow: Dataflow | None = None
+                       ) -> tuple[str, str]:
         """Confidence and why for a callee that transaction ``tx``'s input chose.
 
         *possible* when a privileged sender chose it (``deliberate`` says why that may be
-        intended), *likely* when part of it came out of storage an input wrote (``stored``
-        says so), else *certain*. ``chose`` names what was chosen ("it", "them").
+        intended), or when part of it came out of storage and, by ``flow``, only privileged
+        senders' earlier transactions stored input (an owner's ``setCallee``: a user's call
+        through it uses the owner's choice); *likely* when part of it came out of storage an input
+        wrote (``stored`` says so), else *certain*. ``chose`` names what was chosen ("it",
+        "them").
         """
         sender = self.who(result.case[tx].sender)
         if self.privileged(result, tx):
             return "possible", (f"{sender}, the deployer or an account a trusted sender "
                                 f"named, chose {chose}; {deliberate}")
         if labels & STORED:
+            if flow is not None:
+                writers = {sink.tx for sink in flow.sinks
+                           if sink.opcode == SSTORE and sink.value_labels & INPUT
+                           and sink.tx < tx}
+                if writers and all(self.privileged(result, w) for w in writers):
+                    return "possible", ("it came out of storage that only the deployer or "
+                                        "accounts a trusted sender named wrote from their "
+                                        f"input; {deliberate}")
             return "likely", stored
         return "certain", f"{sender}, a sender without any granted right, chose {chose}"

@@ -26,6 +26,7 @@ from secant.oracles.overflow import OverflowOracle
 from secant.oracles.property import PropertyOracle
 from secant.oracles.reentrancy import ReentrancyOracle
 from secant.oracles.suicidal import SuicidalOracle
+from secant.oracles.takeover import OwnerTakeoverOracle
 from secant.oracles.tx_origin import TxOriginOracle
 from secant.oracles.unchecked_call import UncheckedCallOracle
 
@@ -36,7 +37,7 @@ BUILTIN: tuple[OracleClass, ...] = (AssertionOracle, PropertyOracle, FuzzTestOra
                                      FreezingEtherOracle, UncheckedCallOracle, GaslessSendOracle,
                                      BlockDependencyOracle, ControlledDelegatecallOracle,
                                      ControlledCallOracle, TxOriginOracle, ReentrancyOracle,
-                                     OverflowOracle)
+                                     OverflowOracle, OwnerTakeoverOracle)
 """The detectors secant ships, in the order ``--list-oracles`` shows them."""
 
 _REGISTRY: dict[str, OracleClass] = {cls.name: cls for cls in BUILTIN}

@@ -1,7 +1,8 @@
 """Authorisation through tx.origin (SWC-115): ``tx.origin`` decides who may change state.
 
 A run shows it when a target contract changed state (an SSTORE, a CALL or CALLCODE that
-sent ether, a SELFDESTRUCT) in a frame and a transaction that succeeded, and a JUMPI
+sent ether or an amount the transaction chose, a SELFDESTRUCT) in a frame and a
+transaction that succeeded, and a JUMPI
 guarding that change (``secant.targets.taint``) tests an ``EQ`` of ``tx.origin`` with
 something other than the frame's own ``msg.sender``: ``require(tx.origin == owner)``.
 Any contract the owner calls can then act as the owner (a phishing contract forwards the
@@ -41,7 +42,7 @@ from secant.oracles.flows import FlowOracle, code_opcodes
 from secant.oracles.rated import ether, function_name
 from secant.oracles.static_labels import origin_guards
 from secant.targets.contract import ContractRun
-from secant.targets.taint import ORIGIN_CHECK, Dataflow, FlowSink
+from secant.targets.taint import INPUT, ORIGIN_CHECK, Dataflow, FlowSink
 from secant.types import BlockSet, Finding
 
 _VERDICT_LIMIT = 1 << 16  # transaction paths remembered (then forgotten at once)
@@ -147,8 +148,11 @@ class TxOriginOracle(FlowOracle):
             start = marks[index] if index < len(marks) else end
             if any(code_hash in self.codes for code_hash, _, _ in writes[start:end]):
                 changing.add(index)
+        # A plain payment (no calldata) counts even when it moved no ether: its amount may
+        # be the caller's choice, which only the replay can tell (``_changes_state``).
         changing.update(call.tx for call in result.calls
-                        if call.kind in (CALL, CALLCODE) and call.value and call.success
+                        if call.kind in (CALL, CALLCODE) and call.success
+                        and (call.value or not call.data)
                         and self.caller_of(call) in self.targets
                         and call.tx < len(outcomes) and outcomes[call.tx].success)
         return sorted(changing)
@@ -222,9 +226,15 @@ def _origin_blocks(chain: TestChain, code: bytes, code_hash: bytes) -> frozenset
 
 
 def _changes_state(sink: FlowSink) -> bool:
+    """A storage write, a self-destruct, or a payment of ether or of an amount chosen.
+
+    An amount the transaction chose counts when 0 wei moved: a contract that holds no ether
+    yet pays 0 wei in the run, and will pay whatever it holds once it holds some.
+    """
     if sink.opcode == SSTORE or sink.opcode == SELFDESTRUCT:
         return True
-    return sink.opcode in (CALL, CALLCODE) and bool(sink.value) and sink.success
+    return (sink.opcode in (CALL, CALLCODE) and sink.success
+            and (bool(sink.value) or bool(sink.value_labels & INPUT)))
 
 
 def _change(sink: FlowSink, who: Callable[[int], str]) -> str:
@@ -232,4 +242,6 @@ def _change(sink: FlowSink, who: Callable[[int], str]) -> str:
         return f"wrote storage slot 0x{sink.target:x}"
     if sink.opcode == SELFDESTRUCT:
         return f"self-destructed in favour of {who(sink.target)}"
+    if not sink.value:
+        return f"paid {who(sink.target)} an amount the transaction chose (0 wei this time)"
     return f"sent {ether(sink.value)} to {who(sink.target)}"

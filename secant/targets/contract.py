@@ -460,6 +460,10 @@ class ContractTarget:
         self._replayed = (result, name, found)
         return found
 
+    def storage_at(self, address: int, slot: int) -> int:
+        """The word the last run left in ``slot`` of ``address``'s storage."""
+        return self.chain.state.storage_at(address, slot)
+
     def call(self, to: int, data: bytes, sender: int | None = None,
              record: bool = False, reads: CallReads | None = None) -> TxOutcome:
         """A read-only call on the state the last run left (nothing it does persists).

@@ -71,6 +71,9 @@ VULNERABLE = [
          marker="require(tx.origin == owner)"),  # 9
     Case(DF + "OriginFees.sol", "FeeSwitch", "tx-origin", 0, 300,
          marker="if (tx.origin != admin)"),  # 24
+    # A helper that holds no ether: the amount it pays is the caller's choice (0.4).
+    Case(DF + "OriginPayout.sol", "OriginPayout", "tx-origin", 4, 700,
+         marker="require(tx.origin == owner)"),  # 221; seeds 0-3 take 548 to 1,200
     # Gasless send (sFuzz): the costly attacker is a dethroned king (0.4), a member of a
     # payout loop (0.6), an outbid leader (0.8); each `send` drops its result.
     Case("gasless/Throne.sol", "Throne", "gasless-send", 0, 300,
@@ -108,6 +111,8 @@ SAFE = [
     Case(DF + "EoaOnly.sol", "EoaCounter", "tx-origin", budget=300),
     Case(DF + "HumanOnly.sol", "HumanPiggyBank", "tx-origin", budget=300),
     Case(DF + "OriginAudit.sol", "AuditedSetting", "tx-origin", budget=300),
+    Case(DF + "OriginPayout.sol", "CallerPayout", "tx-origin", budget=300),
+    Case(DF + "OriginPayout.sol", "OriginPing", "tx-origin", budget=300),
     # A failed send credited for a later withdrawal (0.8), pull payments whose failed send
     # keeps the credit (0.5), a payout loop with all the gas and a checked result (0.7).
     Case("gasless/CheckedThrone.sol", "CheckedThrone", "gasless-send", budget=300),
@@ -125,6 +130,8 @@ def named_case(contract: str) -> Case:
 RISKY = {"unchecked-call": {CALL}, "block-dependency": {CALL},
          "controlled-delegatecall": {DELEGATECALL}, "controlled-call": {CALL},
          "tx-origin": {SSTORE}, "gasless-send": {CALL}}
+# Near misses that store nothing: their payment is the risky code.
+RISKY_OF = {"CallerPayout": {CALL}, "OriginPing": {CALL}}
 
 
 @needs_node
@@ -165,7 +172,8 @@ def test_a_near_miss_is_not_reported(case: Case) -> None:
     code_hash = keccak256(code)
     end = code_end(code)
     sites = [(start, pc) for start, instructions in analyze(code, code_hash, chain.fork).blocks
-             for pc, op, _ in instructions if op in RISKY[case.oracle] and pc < end]
+             for pc, op, _ in instructions
+             if op in RISKY_OF.get(case.contract, RISKY[case.oracle]) and pc < end]
     covered = campaign.fuzzer.coverage.blocks
     assert sites and all((code_hash, start) in covered for start, _ in sites)
 
