@@ -1,0 +1,55 @@
+"""bench/oracles_public.py: labels read from the SWC layout, verdicts and the table."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def bench_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("secant_bench_oracles_public",
+                                                  ROOT / "bench" / "oracles_public.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+BENCH = bench_module()
+
+
+def _case(folder: Path, name: str, labels: str) -> Path:
+    (folder / name).mkdir(parents=True)
+    (folder / name / f"{name}.sol").write_text("contract C {}\n")
+    (folder / name / f"{name}.yaml").write_text(f"description: x\nissues:\n{labels}")
+    return folder / name / f"{name}.sol"
+
+
+def test_labels_verdicts_and_the_table(tmp_path: Path) -> None:
+    bank = _case(tmp_path, "bank", "- id: SWC-107\n  count: 1\n  locations: []\n")
+    fixed = _case(tmp_path, "bank_fixed", "- id: SWC-107\n  count: 0\n  locations: []\n")
+    pragma = _case(tmp_path, "loose", "- id: SWC-103\n  count: 2\n  locations: []\n")
+    cases = BENCH.swc_cases(tmp_path)
+    assert {(c.path.stem, c.label, c.vulnerable) for c in cases} == {
+        ("bank", "SWC-107", True), ("bank_fixed", "SWC-107", False),
+        ("loose", "SWC-103", True)}
+    runs = {(str(bank), None): BENCH.Run(str(bank), None, [], tags=["SWC-107"]),
+            (str(fixed), None): BENCH.Run(str(fixed), None, [], tags=["SWC-107"]),
+            (str(pragma), None): BENCH.Run(str(pragma), None, [], tags=[])}
+    verdicts = {v.case.path.stem: v.shown for v in BENCH.judge(cases, runs)}
+    assert verdicts == {"bank": True, "bank_fixed": True, "loose": False}
+    table = "\n".join(BENCH.table(BENCH.judge(cases, runs)))
+    assert "| SWC-107 | 1 | 1 | - | 1 | swc:bank_fixed |" in table
+    assert "SWC-103 | 1 (not counted: a floating pragma" in table
+    assert "| **all counted** | 1 | 1 (100 %) | | 1 | 1 |" in table
+
+
+def test_an_effect_shows_a_cause_and_an_oracle_without_an_swc_counts_by_name() -> None:
+    assert "owner-takeover" in BENCH.SHOWN_BY["SWC-118"]
+    assert "SWC-105" in BENCH.SHOWN_BY["SWC-100"]
+    assert not set(BENCH.SHOWN_BY) & set(BENCH.NOT_AT_RUNTIME)
