@@ -135,6 +135,7 @@ SAFE = [
     Case("reentrancy/Banks.sol", "Stipend", "reentrancy"),
     Case("reentrancy/OldBank.sol", "BooksFirstBank", "reentrancy"),
     Case("reentrancy/JournalBank.sol", "JournalBankSafe", "reentrancy"),
+    Case("reentrancy/CreditBank.sol", "CreditBank", "reentrancy"),
     # The re-entered withdraw adds 0 to `paidOut` and the addition after the call reads
     # `paidOut` afresh: the slot holds what the outer withdraw saw, nothing is stale.
     Case("reentrancy/CappedPayouts.sol", "CappedPayouts", "reentrancy"),
