@@ -101,7 +101,7 @@ class ControlledCallOracle(FlowOracle):
                 result, sink.tx, sink.target_labels | sink.selector_labels, "them",
                 "an owner's or a multisig's execute function is a deliberate power",
                 "part of it came out of storage that a transaction of the case wrote from "
-                "its input", flow)
+                "its input", flow, sink.target)
             key = (self.name, sink.code_hash, sink.pc, confidence)
             if key in seen:
                 continue

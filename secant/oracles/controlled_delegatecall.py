@@ -83,7 +83,7 @@ class ControlledDelegatecallOracle(FlowOracle):
             confidence, why = self.chooser_rating(
                 result, sink.tx, sink.target_labels, "it", "an admin's upgrade may be intended",
                 "the address came out of storage that a transaction of the case wrote from "
-                "its input; if that was a legitimate upgrade, this is intended", flow)
+                "its input; if that was a legitimate upgrade, this is intended", flow, sink.target)
             key = (self.name, sink.code_hash, sink.pc, confidence)
             if key in seen:
                 continue

@@ -102,6 +102,7 @@ _WORD = 1 << 256
 _FLAGS = frozenset({ISZERO, LT, GT, SLT, SGT, EQ})  # results of at most 1
 _CLEAN_LIMIT = 1 << 16  # clean keys remembered per detector (then forgotten at once)
 _RATINGS = ("possible", "certain", "likely")  # what ``FlowOracle.chooser_rating`` gives
+_ADDRESS = (1 << 160) - 1
 
 
 @dataclass(frozen=True)
@@ -609,26 +610,26 @@ class FlowOracle(RatedOracle):
         return sender == self.deployer or self.granted(case, outcomes, tx, frozenset({sender}))
 
     def chooser_rating(self, result: RunResult, tx: int, labels: int, chose: str,
-                       deliberate: str, stored: str, flow: Dataflow | None = None
-                       ) -> tuple[str, str]:
+                       deliberate: str, stored: str, flow: Dataflow | None = None,
+                       address: int | None = None) -> tuple[str, str]:
         """Confidence and why for a callee that transaction ``tx``'s input chose.
 
         *possible* when a privileged sender chose it (``deliberate`` says why that may be
         intended), or when part of it came out of storage and, by ``flow``, only privileged
-        senders' earlier transactions stored input (an owner's ``setCallee``: a user's call
-        through it uses the owner's choice); *likely* when part of it came out of storage an input
-        wrote (``stored`` says so), else *certain*. ``chose`` names what was chosen ("it",
-        "them").
+        senders' earlier transactions stored ``address`` from their input (an owner's
+        ``setCallee``: a user's call through it uses the owner's choice); *likely* when
+        part of it came out of storage an input wrote (``stored`` says so), else *certain*.
+        ``chose`` names what was chosen ("it", "them").
         """
         sender = self.who(result.case[tx].sender)
         if self.privileged(result, tx):
             return "possible", (f"{sender}, the deployer or an account a trusted sender "
                                 f"named, chose {chose}; {deliberate}")
         if labels & STORED:
-            if flow is not None:
+            if flow is not None and address is not None:
                 writers = {sink.tx for sink in flow.sinks
                            if sink.opcode == SSTORE and sink.value_labels & INPUT
-                           and sink.tx < tx}
+                           and sink.value & _ADDRESS == address and sink.tx < tx}
                 if writers and all(self.privileged(result, w) for w in writers):
                     return "possible", ("it came out of storage that only the deployer or "
                                         "accounts a trusted sender named wrote from their "

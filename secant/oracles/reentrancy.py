@@ -27,9 +27,9 @@ attacker contracts together) ended the case with more ether than it paid in, gas
 drain that needs no stale slot the trace can show, such as a balance kept in another
 contract). The whole side counts: an attacker account's deposit refunded to an attacker
 contract is the attacker's own ether coming back; and a gain the re-entries did not pay
-(a dethroned king's compensation, re-entered harmlessly later) is no drain, nor is one
-after a trusted sender's transaction that named the attacker (a donation credited to it:
-what it takes back is what it was given).
+(a dethroned king's compensation, re-entered harmlessly later) is no drain, nor is one in
+a case where a trusted sender's transaction named the attacker (a donation credited to
+it: what it takes back may be what it was given).
 
 Both come from the ``storage`` recording (frames and their reads and writes, in order),
 the ``calls`` recording (the ether each message carried) and the ``balances`` recording.
@@ -262,12 +262,13 @@ class ReentrancyOracle(RatedOracle):
         # else it is put on the last re-entered transaction, provided re-entered runs paid
         # the attacker (a gain the game pays anyway, a dethroned king's compensation, is
         # not the re-entry's).
-        # A trusted sender that named the attacker before (``donate(attacker)`` crediting
-        # it) chose to give it what it took: that is no drain.
+        # A trusted sender that named the attacker in the case (``donate(attacker)``
+        # crediting it) chose to give it ether: the gain, measured over the whole case,
+        # may be that, and is no drain.
         if last is not None and not seen and reentry_paid > 0:
             index, address = last
             drained: tuple[object, ...] = (self.name, address, "ether")
-            if drained not in self.known and not self.granted(case, outcomes, index):
+            if drained not in self.known and not self.granted(case, outcomes, len(case)):
                 gain = self._gain(result, index)
                 if gain > 0:
                     findings.append(self._drain_finding(result, index, address, gain,

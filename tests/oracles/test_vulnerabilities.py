@@ -166,14 +166,18 @@ def aim(oracles: list[Oracle], slot: int | None) -> None:
 
 
 class StopWhenFound(FuzzListener):
-    """Ends the campaign once the expected contract is reported (others may come first)."""
+    """Ends the campaign once the expected contract is reported with the expected rating
+    (others may come first: a deployer's upgrade is a possible finding before a user's)."""
 
-    def __init__(self, campaign: Campaign, contract: str | None) -> None:
+    def __init__(self, campaign: Campaign, contract: str | None,
+                 confidence: str | None = None) -> None:
         self.campaign = campaign
         self.contract = contract
+        self.confidence = confidence
 
     def on_finding(self, finding: Finding) -> None:
-        if self.contract is not None and finding.contract == self.contract:
+        if (self.contract is not None and finding.contract == self.contract
+                and self.confidence in (None, finding.confidence)):
             self.campaign.fuzzer.stop()
 
 
@@ -183,7 +187,7 @@ def campaign_of(case: Case, chain: TestChain, stop_at: str | None) -> Campaign:
                                                          max_execs=case.budget)),
                         oracles=[oracle])
     aim(campaign.oracles, campaign.fuzzer.sstore_target)
-    campaign.listen(StopWhenFound(campaign, stop_at))
+    campaign.listen(StopWhenFound(campaign, stop_at, case.confidence))
     return campaign
 
 
@@ -200,7 +204,8 @@ def test_a_vulnerable_contract_is_found(case: Case) -> None:
     chain = chain_of(case)
     campaign = campaign_of(case, chain, reported)
     campaign.run()
-    findings = [f for f in campaign.findings.values() if f.contract == reported]
+    findings = [f for f in campaign.findings.values()
+                if f.contract == reported and f.confidence == case.confidence]
     assert findings, f"{case.id}: nothing within {case.budget} executions"
     finding = findings[0]
     oracle = campaign.oracles[0]
