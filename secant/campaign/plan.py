@@ -38,7 +38,6 @@ from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle
 from secant.errors import SecantError
 from secant.evm.crypto import keccak256
-from secant.evm.opcodes import CALL, CALLCODE, SELFDESTRUCT
 from secant.oracles.assertion import AssertionOracle
 from secant.oracles.exits import scan
 from secant.oracles.fuzz_test import FuzzTestOracle
@@ -162,10 +161,8 @@ def fund_unpayable(chain: TestChain, contract: DeployedContract) -> None:
     code = chain.code_at(contract.address)
     if takes_ether or not code or chain.state.balance(contract.address):
         return
-    sites = scan(code, keccak256(code), chain.fork).exits
-    if not any(site.opcode == SELFDESTRUCT
-               or site.opcode in (CALL, CALLCODE) and site.operand != 0 for site in sites):
-        return
+    if not scan(code, keccak256(code), chain.fork).exits:
+        return  # nothing in it can move ether out (secant.oracles.exits)
     chain.state.add_balance(contract.address, UNPAYABLE_FUNDS)
     chain.notes.append(f"{contract.name} can pay ether out but no transaction can pay it: it "
                        f"starts with {UNPAYABLE_FUNDS} wei, as ether forced on it would be")

@@ -11,7 +11,7 @@ immutable references, source maps of both, and AST ids.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,15 @@ from secant.compile.errors import (
     NoDeployableContract,
     UnknownContract,
 )
-from secant.compile.srcmap import PcMapper, SourceFile, SourceLocation, SourceMapEntry, code_bytes
+from secant.compile.srcmap import (
+    PcMapper,
+    SourceFile,
+    SourceLocation,
+    SourceMapEntry,
+    ast_nodes,
+    code_bytes,
+    function_kind,
+)
 
 ABI_HINT = "give the ABI as a JSON list of entries, as solc writes it"
 
@@ -294,7 +302,7 @@ def _contract_info(sources: Mapping[int, SourceFile]) -> dict[tuple[str, str], d
                 "kind": kind, "id": node.get("id"),
                 "bases": tuple(node.get("linearizedBaseContracts") or ()),
                 "constructor_types": _constructor_contract_types(node),
-                "uses": tuple(sorted({int(n["referencedDeclaration"]) for n in _walk(node)
+                "uses": tuple(sorted({int(n["referencedDeclaration"]) for n in ast_nodes(node)
                                       if isinstance(n.get("referencedDeclaration"), int)})),
             }
     return info
@@ -311,7 +319,7 @@ def _constructor_contract_types(contract: Mapping[str, Any]) -> tuple[str | None
     """
     constructor = next((n for n in contract.get("nodes", []) or []
                         if n.get("nodeType") == "FunctionDefinition"
-                        and (n.get("kind") == "constructor" or n.get("isConstructor"))), None)
+                        and function_kind(n) == "constructor"), None)
     if constructor is None:
         return ()
     params = (constructor.get("parameters") or {}).get("parameters") or []
@@ -319,7 +327,7 @@ def _constructor_contract_types(contract: Mapping[str, Any]) -> tuple[str | None
     conversions: set[int] = set()  # the identifier nodes that are converted
     uses: dict[int, set[int]] = {}  # parameter id -> the identifier nodes naming it
     ids = {p.get("id") for p in params}
-    for node in _walk(constructor.get("body")):
+    for node in ast_nodes(constructor.get("body")):
         if node.get("nodeType") == "FunctionCall" and node.get("kind") == "typeConversion":
             target = str(((node.get("expression") or {}).get("typeDescriptions") or {})
                          .get("typeString", ""))
@@ -345,19 +353,6 @@ def _constructor_contract_types(contract: Mapping[str, Any]) -> tuple[str | None
         else:
             found.append(None)
     return tuple(found)
-
-
-def _walk(node: Any) -> Iterator[Mapping[str, Any]]:
-    """Every AST node under ``node``, itself included, depth first."""
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Mapping):
-            if "nodeType" in item:
-                yield item
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
 
 
 _LOCATION_RE = re.compile(r"^\s*(?:-->\s*)?([^\s:][^:\n]*):(\d+):(\d+):", re.MULTILINE)

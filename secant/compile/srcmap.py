@@ -116,7 +116,17 @@ def _walk(node: Any, contract: str | None = None) -> Iterator[tuple[Mapping[str,
             yield from _walk(item, contract)
 
 
-def _function_kind(node: Mapping[str, Any]) -> str:
+def ast_nodes(node: Any) -> Iterator[Mapping[str, Any]]:
+    """Every mapping of an AST under ``node``, ``node`` included, in document order."""
+    for found, _ in _walk(node):
+        yield found
+
+
+def function_kind(node: Mapping[str, Any]) -> str:
+    """What a function-like AST node is (``function``, ``constructor``, ``modifier``...).
+
+    Newer ASTs say it in ``kind``; it is derived for older ones.
+    """
     if node.get("nodeType") == "ModifierDefinition":
         return "modifier"
     if "kind" in node and isinstance(node["kind"], str):
@@ -141,7 +151,7 @@ def ast_outline(ast: Mapping[str, Any] | None, module: str | None = None
         node_id = node.get("id", node.get("node_id"))
         ast_id = node_id if isinstance(node_id, int) else None
         if node_type in ("FunctionDefinition", "ModifierDefinition"):
-            kind = _function_kind(node)
+            kind = function_kind(node)
             name = str(node.get("name") or kind)
             functions.append(FunctionRange(name, contract, kind, span[0], span[1], ast_id))
         elif node_type == "FunctionDef":  # Vyper

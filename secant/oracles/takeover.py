@@ -63,18 +63,20 @@ class OwnerTakeoverOracle(RatedOracle):
         numbers = self.slot_numbers
         if not numbers or post is None:
             return []
-        writes = result.writes
-        last: dict[int, int] = {}  # slot number -> index of the last write to it
+        writes, marks = result.writes, result.write_marks
+        last: dict[int, tuple[int, int]] = {}  # slot number -> (its last write, that write's tx)
+        writer_tx = 0
         for index, (code_hash, _, slot) in enumerate(writes):
             if slot in numbers and code_hash in self.codes:
-                last[slot] = index
+                while writer_tx + 1 < len(marks) and marks[writer_tx + 1] <= index:
+                    writer_tx += 1
+                last[slot] = (index, writer_tx)
         if not last:
             return []
         case, outcomes = result.case, result.outcomes
         paid = {tx.sender for tx, done in zip(case, outcomes) if tx.value and done.success}
         if paid & self.attacker_side:
             return []  # an attacker that paid: what it got it may have bought
-        marks = result.write_marks
         findings: list[Finding] = []
         for address, slot in self.owner_slots:
             key = (self.name, address, slot)
@@ -83,14 +85,14 @@ class OwnerTakeoverOracle(RatedOracle):
             now = post.storage_at(address, slot) & _ADDRESS
             if now not in self.attacker_side:
                 continue
-            tx_index = _tx_of(marks, last[slot])
+            write, tx_index = last[slot]
             if tx_index >= len(case):
                 continue
             tx = case[tx_index]
             if (tx.sender not in self.attacker_side or not outcomes[tx_index].success
                     or self.granted(case, outcomes, tx_index)):
                 continue
-            code_hash, pc, _ = writes[last[slot]]
+            code_hash, pc, _ = writes[write]
             writer = self.codes[code_hash]
             contract = self.targets[address]
             trusted = self.trusted_setup(case, outcomes, tx_index)
@@ -110,13 +112,3 @@ class OwnerTakeoverOracle(RatedOracle):
                 case=case[:tx_index + 1], oracle=self.name, confidence=self.confidence))
         return self.returned(findings)
 
-
-def _tx_of(marks: list[int], write: int) -> int:
-    """The transaction whose writes include write number ``write`` (``write_marks``)."""
-    index = 0
-    for tx, start in enumerate(marks):
-        if start <= write:
-            index = tx
-        else:
-            break
-    return index

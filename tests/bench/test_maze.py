@@ -10,31 +10,18 @@ the chain exactly as the evaluator says.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+from tests.bench import load_bench
 from tests.compile.conftest import needs_node
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def bench_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("secant_bench_maze", ROOT / "bench" / "maze.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-MAZE = bench_module()
+MAZE = load_bench("maze")
 GEN = sys.modules["maze_gen"]  # imported by bench/maze.py
 
 U256, U64, S256 = GEN.U256, GEN.U64, GEN.S256

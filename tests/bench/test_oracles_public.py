@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench import load_bench
 
-
-def bench_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("secant_bench_oracles_public",
-                                                  ROOT / "bench" / "oracles_public.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-BENCH = bench_module()
+BENCH = load_bench("oracles_public")
 
 
 def _case(folder: Path, name: str, labels: str) -> Path:

@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
-from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench import load_bench
 
-
-def bench_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("secant_bench_scfuzz",
-                                                  ROOT / "bench" / "scfuzz.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-SCFUZZ = bench_module()
+SCFUZZ = load_bench("scfuzz")
 
 KNOWN = {"targets": [
     {"target_id": "drips",

@@ -8,31 +8,18 @@ says why in its commit; a refactoring must leave it alone.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.bench import load_bench
 from tests.compile.conftest import needs_node
 
-ROOT = Path(__file__).resolve().parents[2]
 STORED = json.loads((Path(__file__).with_name("fingerprints.json")).read_text())
 
 
-def bench_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("secant_bench_fingerprints",
-                                                  ROOT / "bench" / "fingerprints.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-FINGERPRINTS = bench_module()
+FINGERPRINTS = load_bench("fingerprints")
 
 
 def test_every_campaign_has_a_stored_fingerprint() -> None:
