@@ -236,7 +236,7 @@ def loop_rate(chain_of: Any, execs: int, oracles: Sequence[str] | None,
         run.workers[0].fuzz()
         elapsed = time.process_time() - started
         best = max(best, run.fuzzer.stats.execs / elapsed)
-        replays = run.workers[0].target.replays
+        replays = run.first.target.replays
     return best, replays
 
 

@@ -15,26 +15,35 @@ included (:class:`TimeBudget`): fuzzing stops early enough for what comes after 
 shrinking stops at a deadline. An execution budget alone keeps the campaign, its shrinking
 included, a function of its seed and budget.
 
-With several workers in one process the campaign fuzzes them in turn, ``sync_every``
-executions each, and after every turn each worker imports (re-executes) the corpus
-entries the others found since the last exchange. The execution budget is the campaign's,
-split evenly between the workers; everything is deterministic for a given seed.
+Several workers fuzz in *epochs* of ``sync_every`` executions each; after every epoch each
+worker is given the corpus entries the others found since the last exchange, and imports
+(re-executes) them at the start of its next epoch. Workers may take turns in this process
+(one chain each) or run in processes of their own (``processes``: each deploys its chain
+with ``make_chain``; ``secant.campaign.processes``) while the first works here; either way
+the execution budget is the campaign's, split evenly between the workers, and the campaign
+is the same for a given seed, budget and number of workers.
 """
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from secant.campaign.collector import fuzzing_collector
 from secant.campaign.config import CampaignConfig, OracleFactory
+from secant.campaign.processes import (
+    REPORT_TIMEOUT_S,
+    ProcessWorker,
+    WorkerBuilder,
+    resident_mb,
+)
 from secant.campaign.worker import Worker, WorkerSettings
 from secant.chain.chain import TestChain
+from secant.engine.config import FuzzConfig
 from secant.engine.corpus import Seed
 from secant.engine.events import Events, FuzzListener
 from secant.engine.failures import oracle_part
@@ -80,6 +89,13 @@ how late fuzzing may pause for shrinking."""
 
 FIRST_SLICE_EXECS = 10
 """Executions of the first slice, before the rate of executions is known."""
+
+EPOCH_S = 1.0
+"""Seconds of an epoch of several workers with a time budget, about: each exchange of cases
+costs every worker the others' new cases, so epochs are longer than a single worker's
+slices, but short enough that a pause for shrinking is not late by more. The first worker
+runs that many executions at its rate so far; the workers in processes fuzz until its epoch
+(or its shrinking) is over, so that none waits for a slower one."""
 
 
 def reports_reserve(seconds: float) -> float:
@@ -146,30 +162,6 @@ def run_share(remaining: float, campaigns_left: int) -> float:
     return max(remaining / max(campaigns_left, 1), MIN_CAMPAIGN_S)
 
 
-FUZZING_GC_THRESHOLDS = (50_000, 20, 20)
-"""Python's collector thresholds while a campaign fuzzes (the default is 700, 10, 10)."""
-
-
-@contextmanager
-def fuzzing_collector() -> Iterator[None]:
-    """Python's cyclic garbage collector set for fuzzing, then as it was.
-
-    Why: a run allocates thousands of tuples and lists that die with it, and each 700
-    allocations the collector walks the young ones; what was built before fuzzing (the
-    compiled code, the block tables, the deployed chain) is frozen out of its walks. The
-    runs make few reference cycles, so collecting fifty times less often costs little
-    memory: measured 2 to 5 % of the fuzzing loop's time on a maze and on the token.
-    """
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(*FUZZING_GC_THRESHOLDS)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
-
-
 def _share(budget: int | None, index: int, workers: int) -> int | None:
     """Worker ``index``'s part of a count budget (None: no limit): equal, the rest first."""
     if budget is None:
@@ -194,6 +186,43 @@ def finding_file_name(oracle: str, key: tuple[object, ...]) -> str:
     return f"{oracle}-{content_name(repr(key))}.json"
 
 
+@dataclass(frozen=True)
+class _WorkerRecipe:
+    """How a campaign builds its worker ``index`` on a chain, here or in a child process."""
+
+    config: CampaignConfig
+    oracles: Sequence[OracleFactory] | None
+    policy: PolicyFactory | None
+    functions: Sequence[FunctionSpec] | None
+    senders: Sequence[int] | None
+    block_steps: bool
+    workers: int
+
+    def fuzz_config(self, index: int) -> FuzzConfig:
+        """Worker ``index``'s engine configuration: its seed and its part of the budget."""
+        fuzz = self.config.fuzz
+        return replace(fuzz, seed=worker_seed(fuzz.seed, index),
+                       max_execs=_share(fuzz.max_execs, index, self.workers),
+                       max_transactions=_share(fuzz.max_transactions, index, self.workers))
+
+    def build(self, index: int, chain: TestChain, events: Events) -> Worker:
+        """Worker ``index`` on ``chain``, telling ``events`` what happens."""
+        config = self.config
+        oracles = (registry.build(chain, config.oracles) if self.oracles is None
+                   else [make(chain) for make in self.oracles])
+        settings = WorkerSettings(self.fuzz_config(index), config.target_pcs,
+                                  config.prefix_cache)
+        return Worker(chain, settings, oracles, events, self.policy, self.functions,
+                      self.senders, self.block_steps)
+
+    def builder(self, index: int, make_chain: Callable[[], TestChain]) -> WorkerBuilder:
+        """What a child process runs to build worker ``index`` on a chain it deploys."""
+        def build(events: Events) -> Worker:
+            return self.build(index, make_chain(), events)
+
+        return build
+
+
 class Campaign(FuzzListener):
     """One fuzzing campaign (see the module docstring)."""
 
@@ -203,7 +232,8 @@ class Campaign(FuzzListener):
                  functions: Sequence[FunctionSpec] | None = None,
                  senders: Sequence[int] | None = None, block_steps: bool = True,
                  manifest: Manifest | None = None,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter, processes: int = 0,
+                 make_chain: Callable[[], TestChain] | None = None) -> None:
         chains = [chain] if isinstance(chain, TestChain) else list(chain)
         if not chains:
             raise ValueError("a campaign needs at least one chain")
@@ -218,28 +248,32 @@ class Campaign(FuzzListener):
         self.config = config
         self.findings: dict[tuple[object, ...], Finding] = {}
         self._listeners: list[FuzzListener] = []
-        self.workers: list[Worker] = []
+        self.workers: list[Worker | ProcessWorker] = []
         # What the reports need (secant.report), kept only when they will be written:
         # runs per branch edge, and coverage over time sampled on new seeds and findings.
         self.edge_counter = (EdgeCounter() if config.out is not None and config.reports
                              else None)
         self.timeline = Timeline()
         self.frontier: list[FrontierEntry] | None = None  # once the reports are written
+        self._recipe = _WorkerRecipe(config, oracles, policy, functions, senders, block_steps,
+                                     len(chains) + processes)
         for index, worker_chain in enumerate(chains):
-            fuzz = replace(config.fuzz, seed=worker_seed(config.fuzz.seed, index),
-                           max_execs=_share(config.fuzz.max_execs, index, len(chains)),
-                           max_transactions=_share(config.fuzz.max_transactions, index,
-                                                   len(chains)))
-            built = (registry.build(worker_chain, config.oracles) if oracles is None
-                     else [make(worker_chain) for make in oracles])
             events = Events(self, *([self.edge_counter] if self.edge_counter else []))
-            settings = WorkerSettings(fuzz, config.target_pcs, config.prefix_cache)
-            self.workers.append(Worker(worker_chain, settings, built, events, policy,
-                                       functions, senders, block_steps))
-        self.notes = self.workers[0].notes
-        self.codes = self.workers[0].codes
-        self.oracles = self.workers[0].fuzzer.oracles
+            self.workers.append(self._recipe.build(index, worker_chain, events))
+        if processes and make_chain is None:
+            raise ValueError("workers in processes need make_chain to deploy their chains")
+        for index in range(len(chains), len(chains) + processes):
+            assert make_chain is not None
+            self.workers.append(ProcessWorker(
+                index, self._recipe.builder(index, make_chain),
+                self._recipe.fuzz_config(index), Events(self),
+                self.edge_counter.counts if self.edge_counter is not None else None))
+        self.notes = self.first.notes
+        self.codes = self.first.codes
+        self.oracles = self.first.fuzzer.oracles
         self._exported = [0] * len(self.workers)
+        # Cases each in-process worker imports before its next turn (as a process does).
+        self._pending: list[list[TxSeq]] = [[] for _ in self.workers]
         self.shrinking: ShrinkProgress | None = None
         # What summary.json records of the run (secant.campaign.manifest), when given.
         self.manifest = manifest
@@ -253,9 +287,34 @@ class Campaign(FuzzListener):
             self._limit_fuzzing(self.budget)
 
     @property
+    def first(self) -> Worker:
+        """The first worker: in this process, it replays, shrinks and reports."""
+        worker = self.workers[0]
+        assert isinstance(worker, Worker)
+        return worker
+
+    @property
     def fuzzer(self) -> Fuzzer:
         """The first worker's fuzzer (the only one of a one-worker campaign)."""
         return self.workers[0].fuzzer
+
+    def resident_mb(self) -> list[float]:
+        """Each worker's resident memory in MB (see ``summary.json``'s ``resident_mb``).
+
+        The first worker's is this process's now; a worker process's, its last report's.
+        """
+        return [round(resident_mb() if isinstance(w, Worker) else w.resident_mb, 1)
+                for w in self.workers]
+
+    def totals(self) -> tuple[int, int, int]:
+        """Executions, distinct paths and corpus entries over every worker."""
+        fuzzers = [worker.fuzzer for worker in self.workers]
+        if len(fuzzers) == 1:
+            return (fuzzers[0].stats.execs, len(fuzzers[0].coverage.paths),
+                    len(fuzzers[0].corpus))
+        return (sum(f.stats.execs for f in fuzzers),
+                len(set().union(*(f.coverage.paths for f in fuzzers))),
+                sum(len(f.corpus) for f in fuzzers))
 
     def listen(self, listener: FuzzListener) -> None:
         """Let ``listener`` hear every worker's events (a progress display, a bench)."""
@@ -323,7 +382,7 @@ class Campaign(FuzzListener):
     def _fuzz(self) -> None:
         """Fuzz until the workers' budgets are spent (or their policies have nothing more)."""
         if len(self.workers) == 1:
-            self.workers[0].fuzz()
+            self.first.fuzz()
         else:
             self._run_in_turns()
 
@@ -346,6 +405,9 @@ class Campaign(FuzzListener):
                 return
             if self.config.out is not None:
                 self._write_summary()  # the findings as found, before shrinking
+            for worker in self.workers:
+                if isinstance(worker, ProcessWorker) and not worker.fuzzer.exhausted():
+                    worker.begin(None)  # the other workers fuzz on meanwhile
             self.shrink_findings()
             if (not more or (self.shrinking is not None and self.shrinking.interrupted)
                     or self.clock() >= budget.fuzz_deadline(False)):
@@ -368,7 +430,7 @@ class Campaign(FuzzListener):
                 return now < budget.fuzz_deadline(False)
             before = sum(w.fuzzer.stats.execs for w in self.workers)
             if len(self.workers) == 1:
-                self.workers[0].fuzz(self._slice(pause - now))
+                self.first.fuzz(self._slice(pause - now))
             else:
                 self._turn()
             if sum(w.fuzzer.stats.execs for w in self.workers) == before:
@@ -405,14 +467,57 @@ class Campaign(FuzzListener):
                 return  # every worker is done (or has nothing left to propose)
 
     def _turn(self) -> None:
-        """One turn: each worker not done fuzzes ``sync_every`` executions, then exchange."""
-        for worker in self.workers:
-            if not worker.fuzzer.exhausted():
-                worker.fuzz(self.config.sync_every)
+        """One epoch: each worker not done imports what it was given and fuzzes its part.
+
+        Workers in processes get their request first and fuzz while this process runs its
+        own; their reports are then applied in worker order, so the campaign hears every
+        worker's events in the same order whichever ran faster.
+        """
+        busy = [(index, worker) for index, worker in enumerate(self.workers)
+                if not worker.fuzzer.exhausted()]
+        for _, worker in busy:
+            if isinstance(worker, ProcessWorker):
+                # With a time budget a child fuzzes until this process's epoch is over.
+                worker.begin(None if self.budget is not None else self._epoch(worker))
+        for index, worker in busy:
+            if isinstance(worker, ProcessWorker):
+                worker.end()
+                if worker.needs_corpus:
+                    worker.restart_with(self._corpus_cases())
+                continue
+            pending, self._pending[index] = self._pending[index], []
+            if pending:
+                worker.import_cases(pending)
+            worker.fuzz(self._epoch(worker))
         self.exchange()
 
+    def _epoch(self, worker: Worker | ProcessWorker) -> int:
+        """The executions of ``worker``'s next epoch.
+
+        ``sync_every``; with a time budget at most about ``EPOCH_S`` seconds of them at the
+        worker's rate so far, so that a pause for shrinking or the end of the time comes
+        on time.
+        """
+        every = self.config.sync_every
+        if self.budget is None:
+            return every
+        stats = worker.fuzzer.stats
+        if not stats.execs:
+            return min(every, FIRST_SLICE_EXECS)
+        rate = stats.execs / max(stats.elapsed, 1e-9)
+        return max(1, min(every, int(rate * EPOCH_S)))
+
+    def _corpus_cases(self) -> list[TxSeq]:
+        """Every worker's corpus, worker by worker: what a restarted worker starts from."""
+        return [seed.case for worker in self.workers for seed in worker.fuzzer.corpus.seeds
+                if seed.origin != "import"]
+
     def exchange(self) -> None:
-        """Each worker imports the cases the others added to their corpora since last time."""
+        """Each worker gets the cases the others added to their corpora since last time.
+
+        It runs them at the start of its next epoch (a worker in a process in its next
+        request).
+        """
         fresh: list[list[TxSeq]] = []
         for index, worker in enumerate(self.workers):
             seeds = worker.fuzzer.corpus.seeds
@@ -421,9 +526,28 @@ class Campaign(FuzzListener):
         for index, worker in enumerate(self.workers):
             cases = [case for other, found in enumerate(fresh) if other != index
                      for case in found]
-            if cases:
+            if not cases:
+                continue
+            if isinstance(worker, ProcessWorker):
                 worker.import_cases(cases)
+            else:
+                self._pending[index].extend(cases)
         self._exported = [len(w.fuzzer.corpus.seeds) for w in self.workers]
+
+    def _settle(self) -> None:
+        """Busy workers in processes end their epoch now; their reports are applied."""
+        for worker in self.workers:
+            if isinstance(worker, ProcessWorker):
+                worker.interrupt()
+        for worker in self.workers:
+            if isinstance(worker, ProcessWorker):
+                worker.end(REPORT_TIMEOUT_S)
+
+    def close(self) -> None:
+        """End the workers in processes (their last reports applied first)."""
+        for worker in self.workers:
+            if isinstance(worker, ProcessWorker):
+                worker.close()
 
     def finish(self) -> dict[str, Any]:
         """Shrink the findings; write ``summary.json`` (also after an interrupted run).
@@ -433,6 +557,7 @@ class Campaign(FuzzListener):
         fails or is interrupted loses nothing.
         """
         try:
+            self._settle()
             if self.config.out is not None and self._to_shrink():
                 self._write_summary()
             self.shrink_findings()
@@ -445,6 +570,8 @@ class Campaign(FuzzListener):
         except Exception as exc:
             self.fail(exc)
             raise
+        finally:
+            self.close()
 
     def _write_finding_reports(self) -> None:
         """findings.sarif and the Foundry reproducers of the shrunk findings (docs/reports.md).
@@ -482,8 +609,11 @@ class Campaign(FuzzListener):
         from secant.report.coverage_reports import write_reports
 
         self._sample()
+        for worker in self.workers:
+            if isinstance(worker, ProcessWorker):
+                worker.fetch_policy()
         fork = self.chain.fork
-        space = self.workers[0].space
+        space = self.first.space
         try:
             self.frontier = write_reports(
                 out, self.chain, self.codes, [w.fuzzer for w in self.workers],
@@ -503,6 +633,11 @@ class Campaign(FuzzListener):
         """
         if self.manifest is not None:
             self.manifest.end("failed", f"{type(error).__name__}: {error}")
+        try:
+            self._settle()
+            self.close()
+        except Exception:
+            pass  # the error that failed the campaign matters more
         out = self.config.out
         if out is None:
             return
@@ -547,7 +682,7 @@ class Campaign(FuzzListener):
         todo = self._to_shrink()
         if not todo:
             return
-        worker = self.workers[0]
+        worker = self.first
         space = worker.shrink_space()
         progress = self.shrinking
         if progress is None:
@@ -651,7 +786,7 @@ class Campaign(FuzzListener):
     def progress_rows(self) -> list[tuple[str, str]]:
         """More rows for the progress display (the policy's and the prefix cache's)."""
         rows = self.fuzzer.policy.progress_rows()
-        cache = self.workers[0].target.prefix_cache
+        cache = self.first.target.prefix_cache
         if cache is not None:
             rows.append(("prefix cache", f"{cache.hit_rate:.1%} hits, {cache.partial_hits:,} "
                                          f"misses resumed from a shorter prefix, "
@@ -746,12 +881,13 @@ class Campaign(FuzzListener):
                                                    if f.shrink is None and f.case)}
         for oracle in self.oracles:
             summary.update(self._oracle_summary(oracle))
-        cache = self.workers[0].target.prefix_cache
+        cache = self.first.target.prefix_cache
         if cache is not None:
             summary["prefix_cache"] = {"hits": cache.hits, "misses": cache.misses,
                                        "hit_rate": round(cache.hit_rate, 4),
                                        "partial_hits": cache.partial_hits,
                                        "entries": len(cache)}
+        summary["resident_mb"] = self.resident_mb()
         summary["notes"] = list(self.notes)
         summary["internal_errors"] = self.internal_errors()
         if self.resumed is not None:

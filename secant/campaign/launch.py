@@ -21,6 +21,7 @@ from secant.campaign.campaign import Campaign
 from secant.campaign.manifest import Manifest, describe
 from secant.campaign.options import CampaignOptions
 from secant.campaign.plan import CampaignPlan, plan
+from secant.campaign.processes import processes_available
 from secant.compile import compile_options_for
 from secant.compile.artifacts import Compilation
 from secant.compile.loader import load
@@ -113,10 +114,16 @@ def build_campaign(planned: Planned, index: int, seconds: float | None = None) -
 
         settings.target_pcs = resolve_target(options.target, chain)
     factory, writer = policy_factory(options, where, chain.names())
-    campaign = Campaign(chain, settings, oracles=chosen.oracles, functions=chosen.functions,
+    more = options.workers - 1
+    # Without fork (not on Linux) the other workers take turns here: the same campaign.
+    chains = [chain] + ([] if processes_available() else
+                        [chosen.make_chain() for _ in range(more)])
+    campaign = Campaign(chains, settings, oracles=chosen.oracles, functions=chosen.functions,
                         senders=chosen.senders, block_steps=chosen.block_steps,
                         policy=factory,
-                        manifest=planned.manifest.for_campaign(chosen.name, chosen.slug))
+                        manifest=planned.manifest.for_campaign(chosen.name, chosen.slug),
+                        processes=more if processes_available() else 0,
+                        make_chain=chosen.make_chain)
     return Built(campaign, writer, [*notes, *campaign.notes])
 
 

@@ -126,6 +126,7 @@ class CampaignOptions:
     execs: int | None = None
     calls: int | None = None
     seed: int = 0
+    workers: int = 1
     # --- the search
     policy: str = "harvey"
     schedule: str | None = None
@@ -355,6 +356,12 @@ class CampaignOptions:
             if most is not None and not 0 <= most < _WORD:
                 raise SecantError(f"{option} must be between 0 and 2**64 - 1",
                                   f"pass 0 to keep the block still, or a number of {unit}")
+        if self.workers < 1:
+            raise SecantError("--workers must be at least 1",
+                              "pass the number of cores to use (1: this process only)")
+        if self.workers > 1 and self.policy != "harvey":
+            raise SecantError("the symbolic expert runs one worker",
+                              "leave --workers out with the expert")
         if self.execs is not None and self.execs <= 0:
             raise SecantError("--execs must be positive", "pass a number of executions")
         if self.calls is not None and self.calls <= 0:

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
+from secant.campaign.processes import ProcessWorker
+
 if TYPE_CHECKING:
     from secant.campaign.campaign import Campaign
 
@@ -19,17 +21,23 @@ class ProgressView:
     def render(self) -> Table:
         """The current state as a rich table."""
         campaign = self.campaign
-        fuzzer = campaign.fuzzer
-        stats = fuzzer.stats
+        stats = campaign.fuzzer.stats
         elapsed = max(stats.elapsed, 1e-9)
+        execs, paths, corpus = campaign.totals()
         figures = campaign.coverage_figures()
         table = Table(title=f"secant: {campaign.chain.main.name if campaign.chain.main else ''}",
                       show_header=False, box=None)
         table.add_column(style="bold cyan")
         table.add_column()
-        table.add_row("executions", f"{stats.execs:,} ({stats.execs / elapsed:,.0f}/s)")
+        table.add_row("executions", f"{execs:,} ({execs / elapsed:,.0f}/s)")
+        if len(campaign.workers) > 1:
+            table.add_row("workers", "  ".join(
+                f"{w.fuzzer.stats.execs:,}" + (" (restarted)" if isinstance(w, ProcessWorker)
+                                               and w.restarts else "")
+                for w in campaign.workers))
         table.add_row("elapsed", f"{elapsed:.1f} s")
-        table.add_row("paths / corpus", f"{len(fuzzer.coverage.paths)} / {len(fuzzer.corpus)}")
+        table.add_row("memory", "  ".join(f"{mb:,.0f} MB" for mb in campaign.resident_mb()))
+        table.add_row("paths / corpus", f"{paths} / {corpus}")
         table.add_row("branches", f"{figures['branches_covered']} / {figures['branches_total']}")
         table.add_row("instructions",
                       f"{figures['instructions_covered']} / {figures['instructions_total']}")

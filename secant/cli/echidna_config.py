@@ -2,9 +2,10 @@
 
 ``--config echidna.yaml`` (any ``.yaml``/``.yml``) takes the keys that have a secant
 equivalent and gives them as ``secant.toml`` keys would be (:data:`KEYS`); the command line
-still wins. The keys that say how Echidna itself runs (workers, output format, corpus
-folder, ...) or that secant cannot honour yet are listed in notes, never an error: a
-project's file is written for Echidna, and the campaign runs without them.
+still wins. The keys that say how Echidna itself runs (output format, corpus folder, ...)
+or that secant cannot honour yet are listed in notes, never an error: a project's file is
+written for Echidna, and the campaign runs without them. ``workers`` is secant's
+``--workers``: processes, not Echidna's threads, with the same meaning.
 
 Echidna's files are flat mappings of scalars and lists, so the reader takes only that part
 of YAML (:func:`parse_flat_yaml`): ``key: value`` lines, ``#`` comments, quoted and plain
@@ -82,6 +83,7 @@ KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "allContracts": ("all-contracts", bool),
     "deployer": ("deployer", _address),
     "codeSize": ("unlimited-code-size", _above_eip170),
+    "workers": ("workers", _integer),
 }
 """Echidna's key -> (secant's option, the value converted to what the option takes)."""
 

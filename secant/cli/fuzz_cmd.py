@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
+import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -148,6 +151,11 @@ def fuzz_command(
         "calls in all (Echidna's and Medusa's testLimit; deterministic for a given "
         "seed).")] = None,
     seed: SeedFlag = 0,
+    workers: Annotated[int, typer.Option(
+        "--workers", "-w", help="Workers fuzzing at once, each in a process of its own on "
+                                "the machine's cores, sharing their corpora every "
+                                "epoch; the same seed, --execs and --workers give the "
+                                "same campaign.")] = 1,
     out: Annotated[Path, typer.Option(
         "--out", "-o", help="Output directory (corpus/, findings/, summary.json).")
     ] = Path("secant-out"),
@@ -348,6 +356,32 @@ def _run_built(campaign: Campaign, where: Path, resume: bool, quiet: bool,
 
 
 def _run(campaign: Campaign, quiet: bool) -> dict[str, Any]:
+    """Run; Ctrl-C and SIGTERM end the campaign cleanly (its summary and reports written)."""
+    with terminate_as_interrupt():
+        return _run_display(campaign, quiet)
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI job cancelled, ``kill``) stops the campaign as Ctrl-C does.
+
+    Only the main thread can set a signal handler: elsewhere SIGTERM keeps its own.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run_display(campaign: Campaign, quiet: bool) -> dict[str, Any]:
     """Run with a live display (unless quiet); Ctrl-C ends the campaign cleanly."""
     if quiet or not sys.stdout.isatty():
         try:

@@ -3,8 +3,8 @@
 ``--config medusa.json`` (any ``.json``) takes the settings that have a secant equivalent
 (:func:`medusa_table`) and gives them as ``secant.toml`` keys would be; the command line
 still wins. Settings that change what is tested but that secant does not apply yet are
-named in a note; those about how Medusa itself runs (workers, logging, compilation,
-coverage reports) are left alone without one.
+named in a note; those about how Medusa itself runs (logging, compilation, coverage
+reports) are left alone without one. ``workers`` is secant's ``--workers``.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ def medusa_table(path: Path) -> tuple[dict[str, Any], list[str]]:
     try:
         if fuzzing.get("timeout"):  # 0: no limit
             table["time"] = f"{_integer(fuzzing['timeout'])}s"
+        if fuzzing.get("workers"):
+            table["workers"] = _integer(fuzzing["workers"])
         if fuzzing.get("testLimit"):  # 0: no limit; it counts calls, as --calls does
             table["calls"] = _integer(fuzzing["testLimit"])
         for key, option in (("callSequenceLength", "max-sequence-length"),

@@ -6,7 +6,9 @@ rest of the run, the campaign goes on, and the error is kept as an :class:`Inter
 (``summary.json``'s ``internal_errors``). A part is switched off at its first error, so
 which parts are off depends only on the run: the same seed and budget give the same
 campaign. Errors of the loop itself, of the target and the EVM, and Ctrl-C are not
-contained: they end the campaign as before.
+contained: they end the campaign as before. A worker process that dies is the exception:
+it is recorded and started again (``restarted``), up to a limit
+(``secant.campaign.processes``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,15 @@ def stage_part(name: str) -> str:
     return f"stage:{name}"
 
 
+def worker_part(index: int) -> str:
+    """The part name of a campaign's worker process (``worker:1``).
+
+    A worker that died is started again from the campaign's corpus, not switched off
+    (``secant.campaign.processes``).
+    """
+    return f"worker:{index}"
+
+
 
 @dataclass(frozen=True)
 class InternalError:
@@ -54,6 +65,8 @@ class InternalError:
     exec: int
     during: str
     traceback: str
+    restarted: bool = False
+    """The part was started again rather than switched off (a worker process)."""
 
     @classmethod
     def of(cls, part: str, error: BaseException, execs: int,
@@ -67,11 +80,16 @@ class InternalError:
     def line(self, then: str = "switched off for this run; details in summary.json") -> str:
         """One line for the console; ``then`` says what became of the part."""
         kind, _, name = self.part.partition(":")
+        if self.restarted:
+            then = "started again from the campaign's corpus; details in summary.json"
         error = (self.error if len(self.error) <= LINE_CHARS
                  else self.error[:LINE_CHARS - 3] + "...")
         return f"internal error in {kind} {name} ({error}): {then}"
 
     def to_json(self) -> dict[str, Any]:
         """The record as ``summary.json`` holds it."""
-        return {"part": self.part, "error": self.error, "exec": self.exec,
-                "during": self.during, "traceback": self.traceback}
+        record: dict[str, Any] = {"part": self.part, "error": self.error, "exec": self.exec,
+                                  "during": self.during, "traceback": self.traceback}
+        if self.restarted:
+            record["restarted"] = True
+        return record

@@ -150,7 +150,7 @@ class Rebuilt:
     @property
     def worker(self) -> Worker:
         """The worker whose chain and oracles replay the cases."""
-        return self.campaign.workers[0]
+        return self.campaign.first
 
     @property
     def chain(self) -> TestChain:

@@ -155,7 +155,7 @@ def resume(campaign: Campaign, folder: Path) -> ResumeReport:
         return functions[name][signature]
 
     cases: list[TxSeq] = []
-    worker = campaign.workers[0]
+    worker = campaign.first
     for path, data in findings:
         sequence, changed = finding_adapter.adapt(data["sequence"])
         if sequence is None:

@@ -26,6 +26,7 @@ cryticArgs:
   - --solc-remaps
 filterFunctions: []
 filterBlacklist: true
+workers: 4
 """
 
 
@@ -36,7 +37,7 @@ def test_a_flat_file_parses_as_echidna_writes_it(tmp_path: Path) -> None:
         "timeout": 90, "shrinkLimit": 16, "sender": ["0x10000", 0x20000],
         "balanceContract": 1000, "allContracts": True, "corpusDir": "corpus # not a comment",
         "deployer": 0x30000, "cryticArgs": ["--foundry-ignore-compile", "--solc-remaps"],
-        "filterFunctions": [], "filterBlacklist": True}
+        "filterFunctions": [], "filterBlacklist": True, "workers": 4}
 
 
 def test_keys_with_an_equivalent_become_options_and_the_rest_a_note(tmp_path: Path) -> None:
@@ -47,7 +48,7 @@ def test_keys_with_an_equivalent_become_options_and_the_rest_a_note(tmp_path: Pa
         "oracles": "assertion", "property-prefix": ["check_"], "max-sequence-length": 20,
         "calls": 5000, "time": "90s", "shrink-limit": 16,
         "sender": [f"0x{0x10000:040x}", f"0x{0x20000:040x}"], "value": 1000,
-        "all-contracts": True, "deployer": f"0x{0x30000:040x}"}
+        "all-contracts": True, "deployer": f"0x{0x30000:040x}", "workers": 4}
     # An empty filterFunctions filters nothing, so it needs no note.
     assert notes == ["echidna.yaml: not read (no secant equivalent yet): corpusDir, "
                      "cryticArgs"]

@@ -25,7 +25,8 @@ def test_the_settings_with_an_equivalent_become_options() -> None:
         "max-sequence-length": 12, "max-block-delay": 60480, "max-time-delay": 604800,
         "sender": ["0x10000", "0x20000"], "contract": "CryticTester",
         "property-prefix": ["invariant_", "property_"], "oracles": "assertion,property",
-        "panic-codes": "0x01,0x11", "deployer": "0x30000", "unlimited-code-size": True}
+        "panic-codes": "0x01,0x11", "deployer": "0x30000", "unlimited-code-size": True,
+        "workers": 2}
     assert notes == []
 
 
