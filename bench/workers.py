@@ -3,7 +3,7 @@
 Usage::
 
     .venv/bin/python bench/workers.py [--workers 1,2] [--seconds 120] [--maze-seed 0] \\
-        [--size 5] [--token-execs 40000] [--seed 0] [--out workers-out]
+        [--size 5] [--token-execs 40000] [--seed 0] [--ray-nodes 4] [--out workers-out]
 
 Two measurements, each run of ``bin/secant fuzz`` as a user runs it (the defaults: every
 oracle, the concolic stage, shrinking), one run at a time:
@@ -15,6 +15,11 @@ oracle, the concolic stage, shrinking), one run at a time:
 * **a maze** of the maze bench (``bench/maze_gen.py``, seed ``--maze-seed``) with ``--time
   T --workers N``: executions in the same wall time, and the time to the k-th distinct
   feasible assertion found (``bench/maze.py`` maps findings to the maze's assertions).
+
+With ``--ray-nodes K``, the maze also runs on a local Ray cluster of K nodes of one CPU
+each (``ray.cluster_utils.Cluster``, real raylets on this machine) with K+1 workers, and a
+table gives, per worker, its epochs, the mean size of its reports, the campaign's time to
+apply one, and how long a report waited to be applied: the exchange's cost per epoch.
 
 Prints a table per measurement and the ratio of each N to the first; figures, never a
 pass/fail.
@@ -66,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--token-execs", type=int, default=40_000, help="the token's --execs")
     parser.add_argument("--seed", type=int, default=0, help="the campaigns' seed")
     parser.add_argument("--out", type=Path, default=Path("workers-out"))
+    parser.add_argument("--ray-nodes", type=int, default=0,
+                        help="also run the maze on a local Ray cluster of this many nodes")
     args = parser.parse_args(argv)
     counts = [int(n) for n in args.workers.split(",") if n.strip()]
     out = args.out.resolve()
@@ -110,7 +117,47 @@ def main(argv: list[str] | None = None) -> int:
         first_rate = first_rate or speed
         print(f"| {count} | {summary['execs']:,} | {speed:,.0f} | {len(times)} | "
               f"{marks or '-'} | {speed / first_rate:.2f}x |", flush=True)
+    if args.ray_nodes:
+        ray_exchange(args, sol, truth, out)
     return 0
+
+
+def ray_exchange(args: argparse.Namespace, sol: Path, truth: dict[str, Any],
+                 out: Path) -> None:
+    """The maze on a local Ray cluster of ``--ray-nodes`` nodes (one CPU each), one worker
+    per node: what each epoch's exchange costs the campaign."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    try:
+        for _ in range(args.ray_nodes - 1):
+            cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        summary, wall = run([str(sol), "--contract", "Maze", "--time", f"{args.seconds}s",
+                             "--seed", str(args.seed), "--ray", cluster.address,
+                             "--workers", str(args.ray_nodes + 1),
+                             "--max-sequence-length", str(sequence_cap(truth)),
+                             "--solc-version", SOLC_VERSION, "--unlimited-code-size"],
+                            out / "maze-ray")
+    finally:
+        cluster.shutdown()
+    workers = summary["workers"]
+    print(f"\n### Maze {args.maze_seed} on a local Ray cluster of {args.ray_nodes} nodes "
+          f"(one CPU each; {len(workers)} workers, the first in the command's process), "
+          f"--time {args.seconds}s\n")
+    print(f"{summary['execs']:,} executions; {os.cpu_count()} cores shared by every node.\n")
+    print("| worker | where | executions | epochs | report KB (mean) | applied in ms (mean) "
+          "| waited ms (mean) | cases sent |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    for index, worker in enumerate(workers):
+        exchange = worker.get("exchange")
+        if exchange is None:
+            print(f"| {index} | the command | {worker['execs']:,} | | | | | |")
+            continue
+        print(f"| {index} | {worker.get('where', '')} | {worker['execs']:,} | "
+              f"{exchange['epochs']} | {exchange['report_kb_mean']} | "
+              f"{exchange['apply_ms_mean']} | {exchange['waited_ms_mean']} | "
+              f"{exchange['cases_sent']:,} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,9 @@ included, a function of its seed and budget.
 Several workers fuzz in *epochs* of ``sync_every`` executions each; after every epoch each
 worker is given the corpus entries the others found since the last exchange, and imports
 (re-executes) them at the start of its next epoch. Workers may take turns in this process
-(one chain each) or run in processes of their own (``processes``: each deploys its chain
-with ``make_chain``; ``secant.campaign.processes``) while the first works here; either way
+(one chain each) or run elsewhere while the first works here (``processes`` of them, each
+deploying its chain with ``make_chain``: child processes, ``secant.campaign.processes``,
+or Ray actors, ``secant.campaign.ray_workers``, as ``transport`` says); either way
 the execution budget is the campaign's, split evenly between the workers, and the campaign
 is the same for a given seed, budget and number of workers.
 """
@@ -35,12 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from secant.campaign.collector import fuzzing_collector
 from secant.campaign.config import CampaignConfig, OracleFactory
-from secant.campaign.processes import (
-    REPORT_TIMEOUT_S,
-    ProcessWorker,
-    WorkerBuilder,
-    resident_mb,
-)
+from secant.campaign.processes import ProcessWorker
+from secant.campaign.remote import REPORT_TIMEOUT_S, RemoteWorker, WorkerBuilder, resident_mb
 from secant.campaign.worker import Worker, WorkerSettings
 from secant.chain.chain import TestChain
 from secant.engine.config import FuzzConfig
@@ -233,7 +230,8 @@ class Campaign(FuzzListener):
                  senders: Sequence[int] | None = None, block_steps: bool = True,
                  manifest: Manifest | None = None,
                  clock: Callable[[], float] = time.perf_counter, processes: int = 0,
-                 make_chain: Callable[[], TestChain] | None = None) -> None:
+                 make_chain: Callable[[], TestChain] | None = None,
+                 transport: type[RemoteWorker] = ProcessWorker) -> None:
         chains = [chain] if isinstance(chain, TestChain) else list(chain)
         if not chains:
             raise ValueError("a campaign needs at least one chain")
@@ -248,7 +246,7 @@ class Campaign(FuzzListener):
         self.config = config
         self.findings: dict[tuple[object, ...], Finding] = {}
         self._listeners: list[FuzzListener] = []
-        self.workers: list[Worker | ProcessWorker] = []
+        self.workers: list[Worker | RemoteWorker] = []
         # What the reports need (secant.report), kept only when they will be written:
         # runs per branch edge, and coverage over time sampled on new seeds and findings.
         self.edge_counter = (EdgeCounter() if config.out is not None and config.reports
@@ -264,7 +262,7 @@ class Campaign(FuzzListener):
             raise ValueError("workers in processes need make_chain to deploy their chains")
         for index in range(len(chains), len(chains) + processes):
             assert make_chain is not None
-            self.workers.append(ProcessWorker(
+            self.workers.append(transport(
                 index, self._recipe.builder(index, make_chain),
                 self._recipe.fuzz_config(index), Events(self),
                 self.edge_counter.counts if self.edge_counter is not None else None))
@@ -406,7 +404,7 @@ class Campaign(FuzzListener):
             if self.config.out is not None:
                 self._write_summary()  # the findings as found, before shrinking
             for worker in self.workers:
-                if isinstance(worker, ProcessWorker) and not worker.fuzzer.exhausted():
+                if isinstance(worker, RemoteWorker) and not worker.fuzzer.exhausted():
                     worker.begin(None)  # the other workers fuzz on meanwhile
             self.shrink_findings()
             if (not more or (self.shrinking is not None and self.shrinking.interrupted)
@@ -476,11 +474,11 @@ class Campaign(FuzzListener):
         busy = [(index, worker) for index, worker in enumerate(self.workers)
                 if not worker.fuzzer.exhausted()]
         for _, worker in busy:
-            if isinstance(worker, ProcessWorker):
+            if isinstance(worker, RemoteWorker):
                 # With a time budget a child fuzzes until this process's epoch is over.
                 worker.begin(None if self.budget is not None else self._epoch(worker))
         for index, worker in busy:
-            if isinstance(worker, ProcessWorker):
+            if isinstance(worker, RemoteWorker):
                 worker.end()
                 if worker.needs_corpus:
                     worker.restart_with(self._corpus_cases())
@@ -491,7 +489,7 @@ class Campaign(FuzzListener):
             worker.fuzz(self._epoch(worker))
         self.exchange()
 
-    def _epoch(self, worker: Worker | ProcessWorker) -> int:
+    def _epoch(self, worker: Worker | RemoteWorker) -> int:
         """The executions of ``worker``'s next epoch.
 
         ``sync_every``; with a time budget at most about ``EPOCH_S`` seconds of them at the
@@ -528,7 +526,7 @@ class Campaign(FuzzListener):
                      for case in found]
             if not cases:
                 continue
-            if isinstance(worker, ProcessWorker):
+            if isinstance(worker, RemoteWorker):
                 worker.import_cases(cases)
             else:
                 self._pending[index].extend(cases)
@@ -537,16 +535,16 @@ class Campaign(FuzzListener):
     def _settle(self) -> None:
         """Busy workers in processes end their epoch now; their reports are applied."""
         for worker in self.workers:
-            if isinstance(worker, ProcessWorker):
+            if isinstance(worker, RemoteWorker):
                 worker.interrupt()
         for worker in self.workers:
-            if isinstance(worker, ProcessWorker):
+            if isinstance(worker, RemoteWorker):
                 worker.end(REPORT_TIMEOUT_S)
 
     def close(self) -> None:
         """End the workers in processes (their last reports applied first)."""
         for worker in self.workers:
-            if isinstance(worker, ProcessWorker):
+            if isinstance(worker, RemoteWorker):
                 worker.close()
 
     def finish(self) -> dict[str, Any]:
@@ -610,7 +608,7 @@ class Campaign(FuzzListener):
 
         self._sample()
         for worker in self.workers:
-            if isinstance(worker, ProcessWorker):
+            if isinstance(worker, RemoteWorker):
                 worker.fetch_policy()
         fork = self.chain.fork
         space = self.first.space
@@ -857,6 +855,10 @@ class Campaign(FuzzListener):
         summary = self.fuzzer.summary()
         if len(self.workers) > 1:
             summary["workers"] = [w.fuzzer.summary() for w in self.workers]
+            for row, worker in zip(summary["workers"], self.workers, strict=True):
+                if isinstance(worker, RemoteWorker):
+                    row["where"] = worker.where
+                    row["exchange"] = worker.exchange.to_json()
             summary["execs"] = sum(w.fuzzer.stats.execs for w in self.workers)
             summary["transactions"] = sum(w.fuzzer.stats.transactions for w in self.workers)
             summary["paths"] = len(set().union(*(w.fuzzer.coverage.paths

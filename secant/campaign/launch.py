@@ -21,7 +21,8 @@ from secant.campaign.campaign import Campaign
 from secant.campaign.manifest import Manifest, describe
 from secant.campaign.options import CampaignOptions
 from secant.campaign.plan import CampaignPlan, plan
-from secant.campaign.processes import processes_available
+from secant.campaign.processes import ProcessWorker, processes_available
+from secant.campaign.remote import RemoteWorker
 from secant.compile import compile_options_for
 from secant.compile.artifacts import Compilation
 from secant.compile.loader import load
@@ -100,9 +101,19 @@ def build_campaign(planned: Planned, index: int, seconds: float | None = None) -
 
     ``seconds`` replaces its time budget (its part of a run's shared ``--time``).
     """
-    options = planned.options
     chosen = planned.plans[index]
-    where = planned.folder(index)
+    return build_plan(planned.options, chosen,
+                      planned.manifest.for_campaign(chosen.name, chosen.slug),
+                      planned.folder(index), seconds)
+
+
+def build_plan(options: CampaignOptions, chosen: CampaignPlan, manifest: Manifest,
+               where: Path, seconds: float | None = None) -> Built:
+    """The campaign of one plan, on a fresh chain, writing to ``where``.
+
+    What ``build_campaign`` does with a plan of its own; a Ray task that runs one campaign
+    of a project on another node calls it with the plan it was sent.
+    """
     chain = chosen.make_chain()
     notes = [*chain.notes, *chosen.notes]
     where.mkdir(parents=True, exist_ok=True)
@@ -114,17 +125,36 @@ def build_campaign(planned: Planned, index: int, seconds: float | None = None) -
 
         settings.target_pcs = resolve_target(options.target, chain)
     factory, writer = policy_factory(options, where, chain.names())
-    more = options.workers - 1
+    more = worker_count(options) - 1
+    transport: type[RemoteWorker] = ProcessWorker
+    elsewhere = processes_available()
+    if options.ray:
+        from secant.campaign.ray_workers import RayWorker
+
+        transport, elsewhere = RayWorker, True
     # Without fork (not on Linux) the other workers take turns here: the same campaign.
-    chains = [chain] + ([] if processes_available() else
-                        [chosen.make_chain() for _ in range(more)])
+    chains = [chain] + ([] if elsewhere else [chosen.make_chain() for _ in range(more)])
     campaign = Campaign(chains, settings, oracles=chosen.oracles, functions=chosen.functions,
                         senders=chosen.senders, block_steps=chosen.block_steps,
-                        policy=factory,
-                        manifest=planned.manifest.for_campaign(chosen.name, chosen.slug),
-                        processes=more if processes_available() else 0,
-                        make_chain=chosen.make_chain)
+                        policy=factory, manifest=manifest,
+                        processes=more if elsewhere else 0,
+                        make_chain=chosen.make_chain, transport=transport)
     return Built(campaign, writer, [*notes, *campaign.notes])
+
+
+def worker_count(options: CampaignOptions) -> int:
+    """How many workers a campaign of ``options`` runs.
+
+    ``--workers``; with ``--ray`` and no ``--workers``, one per CPU of the cluster (which
+    ``--ray`` joins here, once per process).
+    """
+    if options.ray:
+        from secant.campaign.ray_workers import connect
+
+        cpus = connect(options.ray)
+        if "workers" not in options.given:
+            return max(cpus, 1)
+    return options.workers
 
 
 def policy_factory(options: CampaignOptions, where: Path, names: dict[str, int]

@@ -127,6 +127,7 @@ class CampaignOptions:
     calls: int | None = None
     seed: int = 0
     workers: int = 1
+    ray: str | None = None
     # --- the search
     policy: str = "harvey"
     schedule: str | None = None
@@ -359,7 +360,7 @@ class CampaignOptions:
         if self.workers < 1:
             raise SecantError("--workers must be at least 1",
                               "pass the number of cores to use (1: this process only)")
-        if self.workers > 1 and self.policy != "harvey":
+        if (self.workers > 1 or self.ray) and self.policy != "harvey":
             raise SecantError("the symbolic expert runs one worker",
                               "leave --workers out with the expert")
         if self.execs is not None and self.execs <= 0:

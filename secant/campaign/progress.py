@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from secant.campaign.processes import ProcessWorker
+from secant.campaign.remote import RemoteWorker
 
 if TYPE_CHECKING:
     from secant.campaign.campaign import Campaign
@@ -32,7 +32,7 @@ class ProgressView:
         table.add_row("executions", f"{execs:,} ({execs / elapsed:,.0f}/s)")
         if len(campaign.workers) > 1:
             table.add_row("workers", "  ".join(
-                f"{w.fuzzer.stats.execs:,}" + (" (restarted)" if isinstance(w, ProcessWorker)
+                f"{w.fuzzer.stats.execs:,}" + (" (restarted)" if isinstance(w, RemoteWorker)
                                                and w.restarts else "")
                 for w in campaign.workers))
         table.add_row("elapsed", f"{elapsed:.1f} s")

@@ -60,6 +60,7 @@ from secant.types import finding_label
 
 if TYPE_CHECKING:
     from secant.campaign.campaign import Campaign
+    from secant.campaign.launch import Planned
     from secant.campaign.options import CampaignOptions
     from secant.engine.failures import InternalError
     from secant.learn.dataset import DatasetWriter
@@ -156,6 +157,11 @@ def fuzz_command(
                                 "the machine's cores, sharing their corpora every "
                                 "epoch; the same seed, --execs and --workers give the "
                                 "same campaign.")] = 1,
+    ray: Annotated[str | None, typer.Option(
+        "--ray", metavar="ADDRESS", help="Run the workers as Ray actors on a Ray cluster: "
+                                         "auto (the one `ray start` runs here), local (a "
+                                         "private one), or HOST:PORT; without --workers, "
+                                         "one worker per CPU of the cluster.")] = None,
     out: Annotated[Path, typer.Option(
         "--out", "-o", help="Output directory (corpus/, findings/, summary.json).")
     ] = Path("secant-out"),
@@ -301,12 +307,19 @@ def run_campaigns(options: CampaignOptions, *, quiet: bool = False, force: bool 
     from secant.campaign.output import check_output, prepare_output
 
     check_output(options.out)
+    if options.ray:
+        from secant.campaign.ray_workers import connect
+
+        connect(options.ray)  # an unreachable cluster is said before compiling
     compiled = compile_inputs(options)
     _notes(compiled.notes)
     planned = plan_campaigns(options, compiled)
     if not resume:
         prepare_output(options.out, force)
     plans = planned.plans
+    if options.ray and len(plans) > 1:
+        _run_on_ray(planned, options.ray, fail_on_findings)
+        return
     max_time = options.max_time
     run_deadline = None if max_time is None else time.monotonic() + max_time
     failed = False
@@ -322,6 +335,21 @@ def run_campaigns(options: CampaignOptions, *, quiet: bool = False, force: bool 
                        + (f" ({seconds:.0f} s of --time)" if seconds is not None else ""))
         summary = _run_built(built.campaign, where, resume, quiet, built.writer)
         failed = failed or bool(summary["findings"])
+    if fail_on_findings and failed:
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def _run_on_ray(planned: Planned, address: str, fail_on_findings: bool) -> None:
+    """The campaigns of a project as Ray tasks over the cluster; their output under --out."""
+    from secant.campaign.ray_tasks import run_on_ray
+
+    typer.echo(f"{len(planned.plans)} campaigns as Ray tasks on the cluster at {address}")
+    failed = False
+    for index, result in run_on_ray(planned, address):
+        _notes(result.notes)
+        typer.echo(f"== {planned.plans[index].name}")
+        _print_summary(result.summary, planned.folder(index))
+        failed = failed or bool(result.summary["findings"])
     if fail_on_findings and failed:
         raise typer.Exit(EXIT_FINDINGS)
 

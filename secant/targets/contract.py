@@ -82,14 +82,35 @@ def bucket(count: int) -> int:
     return 8
 
 
+_CODE_NUMBERS: dict[bytes, int] = {}
+
+
+def code_number(code_hash: bytes) -> int:
+    """A code hash as an int, for hashes that must not depend on the process.
+
+    Python salts the hash of bytes per interpreter (``PYTHONHASHSEED``), not that of ints:
+    path ids built from ints are the same in every process, so the workers of one campaign
+    on other machines (Ray actors) count the same paths as the same.
+    """
+    number = _CODE_NUMBERS.get(code_hash)
+    if number is None:
+        number = _CODE_NUMBERS[code_hash] = int.from_bytes(code_hash[:8], "big")
+    return number
+
+
 def path_hash(branches: Sequence[BranchEvent], outcome: int) -> int:
-    """The path id of one transaction's branches (see the module docstring)."""
+    """The path id of one transaction's branches (see the module docstring).
+
+    The same in every process (``code_number``).
+    """
     counts: dict[tuple[bytes, int, bool], int] = {}
     get = counts.get
     for code_hash, pc, taken, _, _, _ in branches:
         key = (code_hash, pc, taken)
         counts[key] = get(key, 0) + 1
-    return hash((outcome, tuple((key, bucket(n)) for key, n in counts.items())))
+    numbers = _CODE_NUMBERS
+    return hash((outcome, tuple([(numbers.get(code) or code_number(code), pc, taken, bucket(n))
+                                 for (code, pc, taken), n in counts.items()])))
 
 
 @runtime_checkable

@@ -15,8 +15,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "secant"
 OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 NOT_OURS = {"--standard-json", "--version", "--prefix", "--help", "--offline", "--use",
             "--no-save", "--silent", "--no-audit", "--no-fund", "--ignore-scripts",
-            "--allow-paths", "--loglevel", "--no-package-lock"}
-"""Options of other programs secant runs (solc, npm, forge) or that click adds."""
+            "--allow-paths", "--loglevel", "--no-package-lock", "--head"}
+"""Options of other programs secant runs or names (solc, npm, forge, ray) or that click
+adds."""
 
 
 def options(command: Any) -> set[str]:
