@@ -14,6 +14,7 @@ Nothing here prints: notes are returned for the caller to show.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from secant.compile.project import project_of
 from secant.compile.solc import SolcManager
 from secant.compile.solidity import CompileOptions
 from secant.engine.policy import Policy, PolicyContext, PolicyFactory
+from secant.errors import SecantError
 from secant.learn.dataset import DATASET_FILE, DatasetWriter
 
 
@@ -142,19 +144,40 @@ def build_plan(options: CampaignOptions, chosen: CampaignPlan, manifest: Manifes
     return Built(campaign, writer, [*notes, *campaign.notes])
 
 
+WORKERS_VARIABLE = "SECANT_WORKERS"
+"""The environment variable that sets the default of ``--workers``."""
+
+
+def default_workers() -> int:
+    """``--workers`` when not given: ``SECANT_WORKERS``, else the cores this process may use."""
+    text = os.environ.get(WORKERS_VARIABLE, "").strip()
+    if text:
+        if not text.isdigit() or int(text) < 1:
+            raise SecantError(f"{WORKERS_VARIABLE}={text!r} is not a number of workers",
+                              f"set {WORKERS_VARIABLE} to 1 or more, or unset it")
+        return int(text)
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # not on Linux
+        return max(os.cpu_count() or 1, 1)
+
+
 def worker_count(options: CampaignOptions) -> int:
     """How many workers a campaign of ``options`` runs.
 
-    ``--workers``; with ``--ray`` and no ``--workers``, one per CPU of the cluster (which
-    ``--ray`` joins here, once per process).
+    ``--workers``; without it, one per core of the machine (``default_workers``), or with
+    ``--ray`` one per CPU of the cluster (which ``--ray`` joins here, once per process).
+    The symbolic expert runs one.
     """
+    if options.policy != "harvey":
+        return 1
     if options.ray:
         from secant.campaign.ray_workers import connect
 
         cpus = connect(options.ray)
-        if "workers" not in options.given:
+        if options.workers is None:
             return max(cpus, 1)
-    return options.workers
+    return options.workers if options.workers is not None else default_workers()
 
 
 def policy_factory(options: CampaignOptions, where: Path, names: dict[str, int]

@@ -126,7 +126,8 @@ class CampaignOptions:
     execs: int | None = None
     calls: int | None = None
     seed: int = 0
-    workers: int = 1
+    workers: int | None = None
+    """None: the machine's cores, or ``SECANT_WORKERS`` (``launch.worker_count``)."""
     ray: str | None = None
     # --- the search
     policy: str = "harvey"
@@ -357,10 +358,10 @@ class CampaignOptions:
             if most is not None and not 0 <= most < _WORD:
                 raise SecantError(f"{option} must be between 0 and 2**64 - 1",
                                   f"pass 0 to keep the block still, or a number of {unit}")
-        if self.workers < 1:
+        if self.workers is not None and self.workers < 1:
             raise SecantError("--workers must be at least 1",
                               "pass the number of cores to use (1: this process only)")
-        if (self.workers > 1 or self.ray) and self.policy != "harvey":
+        if ((self.workers or 1) > 1 or self.ray) and self.policy != "harvey":
             raise SecantError("the symbolic expert runs one worker",
                               "leave --workers out with the expert")
         if self.execs is not None and self.execs <= 0:

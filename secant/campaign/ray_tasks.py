@@ -5,9 +5,10 @@ invariants and fuzz tests). With ``--ray`` and more than one campaign, each camp
 Ray task: the driver sends it the campaign's plan (how to deploy its system, what it calls,
 what it checks; the compiled code travels with it, serialised by Ray) and its manifest,
 the task builds and runs the campaign on whichever node has the CPUs its workers need
-(``--workers`` processes on that node), in a folder of its own there, and answers with
-every file the campaign wrote. The driver writes them into the campaign's folder under
-``--out``: the output is the same as that of the campaigns run one after another here.
+(``--workers`` processes on that node, one without it), in a folder of its own there,
+and answers with every file the campaign wrote. The driver writes them into the
+campaign's folder under ``--out``: the output is the same as that of the campaigns run
+one after another here.
 
 The run's ``--time`` is shared as the sequential run shares it: the campaigns run in
 *waves* of as many as the cluster has room for, and each gets the time of one wave.
@@ -82,8 +83,8 @@ def run_on_ray(planned: Planned, address: str) -> list[tuple[int, TaskResult]]:
     ray = _ray()
     cpus = connect(address)
     options = planned.options
-    task_options = options.with_changes(ray=None)
-    workers = max(options.workers, 1)
+    workers = options.workers or 1
+    task_options = options.with_changes(ray=None, workers=workers)
     slots = max(cpus // workers, 1)
     seconds = time_per_campaign(options.max_time, len(planned.plans), slots)
     remote = ray.remote(num_cpus=workers)(run_plan)

@@ -122,7 +122,11 @@ class _Recorder(FuzzListener):
             self.counts.update(result.edges)
 
     def on_new_seed(self, seed: Seed) -> None:
-        self.events.append(("seed", seed))
+        # What the campaign needs of a seed: its case (to pass on and write), where it came
+        # from and when, its schedule statistics. Its cost vector and prediction material
+        # stay with the worker: they are most of a seed's size, and the campaign keeps the
+        # mirrors of every worker's corpus.
+        self.events.append(("seed", replace(seed, costs={}, comparisons=(), reads=())))
 
     def on_finding(self, finding: Finding) -> None:
         self.events.append(("finding", finding))
@@ -204,10 +208,19 @@ class EpochServer:
         self.worker.fuzzer.stop()
 
     def policy(self) -> tuple[dict[BranchSide, JustMissed] | None, dict[BranchSide, str]]:
-        """The closest cases and the infeasible sides the worker's policy keeps."""
-        policy = self.worker.fuzzer.policy
+        """The closest cases and the infeasible sides the worker's policy keeps.
+
+        A policy that keeps no closest cases gets them from the worker's corpus seeds'
+        cost vectors here, where they are (the campaign's mirror has none).
+        """
+        from secant.report.frontier import closest_cases
+
+        fuzzer = self.worker.fuzzer
+        policy = fuzzer.policy
         missed = policy.just_missed()
-        return (None if missed is None else dict(missed)), dict(policy.infeasible())
+        if missed is None:
+            missed = closest_cases([fuzzer], fuzzer.coverage.edges)
+        return dict(missed), dict(policy.infeasible())
 
 
 def failure(exc: BaseException) -> WorkerFailed:

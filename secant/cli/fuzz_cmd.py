@@ -152,11 +152,12 @@ def fuzz_command(
         "calls in all (Echidna's and Medusa's testLimit; deterministic for a given "
         "seed).")] = None,
     seed: SeedFlag = 0,
-    workers: Annotated[int, typer.Option(
-        "--workers", "-w", help="Workers fuzzing at once, each in a process of its own on "
-                                "the machine's cores, sharing their corpora every "
-                                "epoch; the same seed, --execs and --workers give the "
-                                "same campaign.")] = 1,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", "-w", help="Workers fuzzing at once, each in a process of its own, "
+                                "sharing their corpora every epoch; the same seed, --execs "
+                                "and --workers give the same campaign (default: "
+                                "$SECANT_WORKERS, else the machine's cores).",
+        show_default=False)] = None,
     ray: Annotated[str | None, typer.Option(
         "--ray", metavar="ADDRESS", help="Run the workers as Ray actors on a Ray cluster: "
                                          "auto (the one `ray start` runs here), local (a "

@@ -238,10 +238,12 @@ def test_a_campaign_killed_outright_resumes_with_nothing_lost(tmp_path: Path) ->
     assert not any(_alive(pid) for pid in children)
     corpus, findings = _names(out / "corpus"), _names(out / "findings")
     assert corpus and findings
-    done = _cli("fuzz", "--resume", str(out), "--execs", "600", "--quiet")
+    # Resumed with another number of workers.
+    done = _cli("fuzz", "--resume", str(out), "--execs", "600", "--workers", "3", "--quiet")
     assert done.returncode == 0, done.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert corpus <= _names(out / "corpus") and findings <= _names(out / "findings")
+    assert len(summary["workers"]) == 3
     # Every entry (and every finding's case) was run again by each worker.
-    assert summary["resume"]["cases_imported"] >= 2 * len(corpus)
+    assert summary["resume"]["cases_imported"] >= 3 * len(corpus)
     assert summary["manifest"]["status"] == "completed"
