@@ -238,6 +238,9 @@ def run_secant(tool: str, sol: Path, truth: dict[str, Any], out: Path, seconds: 
     depth = "--max-depth" if subcommand == "expert" else "--max-sequence-length"
     if not any(arg.startswith(depth) for arg in extra):
         command += [depth, str(sequence_cap(truth))]
+    if subcommand == "fuzz" and not any(arg.startswith("--workers") for arg in extra):
+        # One core each, as forge runs with -j 1 here (bench/workers.py compares 1 and 2).
+        command += ["--workers", "1"]
     command += extra
     run = Run(tool, command=command)
     if out.exists():
