@@ -14,7 +14,7 @@ Usage::
 
 The suites are other people's harnesses, checked out by the user (``bench/harness_suites.py``
 says from where, which harnesses are run and what their repositories expect). Each harness
-is run once by ``bin/secant fuzz`` for ``--time`` seconds (seed 0, one process, one core) and,
+is run once by ``bin/secant fuzz --workers 1`` for ``--time`` seconds (seed 0, one core) and,
 when it is a Foundry test contract, once by ``forge test`` (forge 1.7.1 from npm, installed
 into the cache on first use) with the same budget: forge fuzzes each invariant or fuzz test
 in its own campaign, so with ``-j 1`` each of a harness's N tests gets ``--time / N`` seconds
@@ -134,7 +134,7 @@ def run(command: list[str], cwd: Path | None, env: dict[str, str],
 
 def run_secant(harness: Harness, target: Path, budget: int, out: Path) -> ToolRun:
     """``bin/secant fuzz`` on one harness; reads every ``summary.json`` under ``out``."""
-    command = [str(SECANT), "fuzz", str(target)]
+    command = [str(SECANT), "fuzz", str(target), "--workers", "1"]  # one core, as forge's
     if harness.project:
         command += ["--match-contract", f"^{harness.contract}$"]
     else:
