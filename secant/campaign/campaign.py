@@ -859,11 +859,8 @@ class Campaign(FuzzListener):
                 if isinstance(worker, RemoteWorker):
                     row["where"] = worker.where
                     row["exchange"] = worker.exchange.to_json()
-            summary["execs"] = sum(w.fuzzer.stats.execs for w in self.workers)
+            summary["execs"], summary["paths"], summary["corpus"] = self.totals()
             summary["transactions"] = sum(w.fuzzer.stats.transactions for w in self.workers)
-            summary["paths"] = len(set().union(*(w.fuzzer.coverage.paths
-                                                 for w in self.workers)))
-            summary["corpus"] = sum(len(w.fuzzer.corpus) for w in self.workers)
         summary.update(self.coverage_figures())
         summary["contract"] = main.name if main else None
         summary["seed"] = self.config.fuzz.seed

@@ -43,6 +43,7 @@ from secant.engine.events import Events, FuzzListener
 from secant.engine.failures import InternalError, worker_part
 from secant.engine.fuzzer import Fuzzer
 from secant.engine.policy import BranchSide, JustMissed, Policy, Proposal
+from secant.report.coverage import EdgeCounter
 from secant.types import Finding, RunResult, TxSeq
 
 MAX_RESTARTS = 3
@@ -110,16 +111,10 @@ class EpochReport:
 
 
 class _Recorder(FuzzListener):
-    """Keeps a worker's events and edge counts until the end of its epoch."""
+    """Keeps a worker's events until the end of its epoch."""
 
-    def __init__(self, count_edges: bool) -> None:
+    def __init__(self) -> None:
         self.events: list[tuple[str, Any]] = []
-        self.counts: Counter[tuple[bytes, int, bool]] | None = (Counter() if count_edges
-                                                                  else None)
-
-    def on_run(self, result: RunResult) -> None:
-        if self.counts is not None:
-            self.counts.update(result.edges)
 
     def on_new_seed(self, seed: Seed) -> None:
         # What the campaign needs of a seed: its case (to pass on and write), where it came
@@ -143,7 +138,8 @@ class _Shipped:
     edges: set[tuple[bytes, int, bool]] = field(default_factory=set)
     paths: set[int] = field(default_factory=set)
 
-    def report(self, fuzzer: Fuzzer, recorder: _Recorder, where: str) -> EpochReport:
+    def report(self, fuzzer: Fuzzer, recorder: _Recorder, counter: EdgeCounter | None,
+               where: str) -> EpochReport:
         """The report of the epoch that just ended; what it carries counts as shipped."""
         coverage = fuzzer.coverage
         blocks: dict[bytes, set[int]] = {}
@@ -160,8 +156,8 @@ class _Shipped:
         stats = fuzzer.stats
         events, recorder.events = recorder.events, []
         counts: Counter[tuple[bytes, int, bool]] = Counter()
-        if recorder.counts is not None:
-            counts, recorder.counts = recorder.counts, Counter()
+        if counter is not None:
+            counts, counter.counts = counter.counts, Counter()
         return EpochReport(events, blocks, edges, paths, counts, stats.execs,
                            stats.transactions, stats.steps_run, stats.probes,
                            stats.last_new_path_exec, stats.elapsed, fuzzer.exhausted(),
@@ -172,10 +168,12 @@ class EpochServer:
     """A worker where it runs: built once, then one epoch per request (module docstring)."""
 
     def __init__(self, build: WorkerBuilder, count_edges: bool, where: str) -> None:
-        self.recorder = _Recorder(count_edges)
+        self.recorder = _Recorder()
+        # The runs per branch edge the reports need (the campaign's counter, here).
+        self.edges = EdgeCounter() if count_edges else None
         self.shipped = _Shipped()
         self.where = where
-        self.worker = build(Events(self.recorder))
+        self.worker = build(Events(self.recorder, *([self.edges] if self.edges else [])))
 
     def epoch(self, imports: list[TxSeq], execs: int | None, time_left: float | None,
               budget: tuple[int | None, int | None] | None,
@@ -201,7 +199,7 @@ class EpochServer:
                 worker.fuzz(OPEN_EPOCH_CHUNK)
                 if fuzzer.stats.execs == before:
                     break  # the budget is spent or the policy has nothing more
-        return self.shipped.report(fuzzer, self.recorder, self.where)
+        return self.shipped.report(fuzzer, self.recorder, self.edges, self.where)
 
     def stop(self) -> None:
         """End the epoch under way after the current execution, and every later one."""
