@@ -123,6 +123,19 @@ def main(argv: list[str] | None = None) -> int:
         fitted = slope([(x, y) for x, y in points if y is not None])
         name = "campaign (worker 0)" if index == 0 else f"worker {index}"
         print(f"  {name}: " + ("-" if fitted is None else f"{fitted:+.3f}"))
+    summary_path = out / "campaign" / "summary.json"
+    if summary_path.exists():
+        import json
+
+        summary = json.loads(summary_path.read_text())
+        print(f"\n{summary.get('execs')} executions, {len(summary.get('findings', []))} "
+              "findings")
+        for index, worker in enumerate(summary.get("workers") or [summary]):
+            held = worker.get("cost_vectors") or {}
+            print(f"  worker {index}: {worker.get('execs')} executions, corpus "
+                  f"{worker.get('corpus')}, cost vectors held {held.get('held_mb')} MB of "
+                  f"{held.get('budget_mb')} ({held.get('dropped')} dropped, "
+                  f"{held.get('restored')} restored)")
     return 0
 
 

@@ -208,7 +208,7 @@ class _WorkerRecipe:
         oracles = (registry.build(chain, config.oracles) if self.oracles is None
                    else [make(chain) for make in self.oracles])
         settings = WorkerSettings(self.fuzz_config(index), config.target_pcs,
-                                  config.prefix_cache)
+                                  config.prefix_cache, config.prefix_cache_mb)
         return Worker(chain, settings, oracles, events, self.policy, self.functions,
                       self.senders, self.block_steps)
 

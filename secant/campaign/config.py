@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from secant.chain.chain import TestChain
-from secant.engine.config import FuzzConfig
+from secant.engine.config import DEFAULT_PREFIX_CACHE_MB, FuzzConfig
 from secant.engine.oracle import Oracle
 from secant.engine.shrink import DEFAULT_SHRINK_LIMIT
 
@@ -33,6 +33,8 @@ class CampaignConfig:
     target_pcs: frozenset[int] = frozenset()
     # Resume from the cached state after an unchanged prefix instead of replaying it.
     prefix_cache: bool = True
+    # The prefix cache's byte bound, in MB (a share of --memory-budget).
+    prefix_cache_mb: float = DEFAULT_PREFIX_CACHE_MB
     oracles: Sequence[str] | None = None
     sync_every: int = 1000
     # Executions spent at most on shrinking each finding's case at the end (0: none).

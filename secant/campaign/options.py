@@ -29,7 +29,13 @@ from secant.chain.chain import ChainConfig
 from secant.compile.forge_testing import ForgeTesting, read_forge_testing
 from secant.compile.project import project_of
 from secant.compile.solidity import CompileOptions
-from secant.engine.config import DEFAULT_SYMBOLIC_SHARE, FuzzConfig
+from secant.engine.config import (
+    DEFAULT_MEMORY_BUDGET_MB,
+    DEFAULT_SYMBOLIC_SHARE,
+    MIN_MEMORY_BUDGET_MB,
+    FuzzConfig,
+    memory_split,
+)
 from secant.engine.harvey.sequences import SEQUENCE_MODES
 from secant.engine.schedulers import SCHEDULES
 from secant.engine.shrink import DEFAULT_SHRINK_LIMIT
@@ -144,6 +150,7 @@ class CampaignOptions:
     max_time_delay: int | None = None
     max_block_delay: int | None = None
     no_prefix_cache: bool = False
+    memory_budget: int = DEFAULT_MEMORY_BUDGET_MB
     shrink_limit: int = DEFAULT_SHRINK_LIMIT
     expert_rlimit: int | None = None
     expert_queries: int | None = None
@@ -274,7 +281,8 @@ class CampaignOptions:
                           max_sequence_length=self.max_sequence_length,
                           max_time_delay=self.max_time_delay,
                           max_block_delay=self.max_block_delay,
-                          symbolic_share=self.symbolic_share)
+                          symbolic_share=self.symbolic_share,
+                          cost_vectors_mb=memory_split(self.memory_budget)[1])
 
     def compile_flags(self) -> CompileOptions:
         """The compiler settings the options give (a project's own fill in the rest)."""
@@ -317,6 +325,7 @@ class CampaignOptions:
         """The campaign's configuration, writing to ``out`` (default: the options' own)."""
         return CampaignConfig(fuzz=self.fuzz_config(), out=self.out if out is None else out,
                               prefix_cache=not self.no_prefix_cache,
+                              prefix_cache_mb=memory_split(self.memory_budget)[0],
                               oracles=self.oracle_names, shrink_limit=self.shrink_limit)
 
     # ------------------------------------------------------------------ validation
@@ -350,6 +359,9 @@ class CampaignOptions:
         if not 0.0 <= self.symbolic_share <= 1.0:
             raise SecantError("--symbolic-share must be between 0 and 1",
                               "use 0 to turn the concolic stage off")
+        if self.memory_budget < MIN_MEMORY_BUDGET_MB:
+            raise SecantError(f"--memory-budget {self.memory_budget} is too small",
+                              f"give at least {MIN_MEMORY_BUDGET_MB} (MB per worker)")
         if self.max_sequence_length < 1:
             raise SecantError("--max-sequence-length must be at least 1",
                               "use 1 for single transactions, or --sequences off")

@@ -121,7 +121,7 @@ class _Recorder(FuzzListener):
         # from and when, its schedule statistics. Its cost vector and prediction material
         # stay with the worker: they are most of a seed's size, and the campaign keeps the
         # mirrors of every worker's corpus.
-        self.events.append(("seed", replace(seed, costs={}, comparisons=(), reads=())))
+        self.events.append(("seed", replace(seed, costs=None, comparisons=(), reads=())))
 
     def on_finding(self, finding: Finding) -> None:
         self.events.append(("finding", finding))
@@ -265,7 +265,10 @@ def _never(case: TxSeq) -> RunResult:
 
 _FUZZER_KEYS = frozenset({"execs", "transactions", "elapsed_s", "paths", "corpus",
                           "corpus_origins"})
-"""The keys of a fuzzer's summary that are the loop's, not the policy's (``Fuzzer.summary``)."""
+"""The keys of a fuzzer's summary that are the loop's, not the policy's (``Fuzzer.summary``).
+
+The others, ``cost_vectors`` among them (the mirror holds none), are the worker's as
+reported."""
 
 
 @dataclass

@@ -26,7 +26,7 @@ from secant.abi import AbiFunction
 from secant.chain.attackers import AttackerKind
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
-from secant.engine.config import FuzzConfig
+from secant.engine.config import DEFAULT_PREFIX_CACHE_MB, FuzzConfig
 from secant.engine.corpus import Seed
 from secant.engine.dictionary import Dictionary, code_constants
 from secant.engine.events import Events, FuzzListener
@@ -63,6 +63,7 @@ class WorkerSettings:
     target_pcs: frozenset[int] = frozenset()
     # Resume from the cached state after an unchanged prefix instead of replaying it.
     prefix_cache: bool = True
+    prefix_cache_mb: float = DEFAULT_PREFIX_CACHE_MB
 
 
 def public_getters(contract: DeployedContract) -> set[str]:
@@ -304,7 +305,7 @@ class Worker:
         # A prefix is stored at its second miss: most structural mutants have a new prefix
         # that never comes back, and storing one costs about a transaction
         # (bench/prefix_cache.py).
-        cache = (PrefixCache(admit_after=2)
+        cache = (PrefixCache(max_bytes=int(settings.prefix_cache_mb * 1e6), admit_after=2)
                  if settings.prefix_cache and config.sequences != "off" else None)
         needed = recordings(oracles) | ({"transitions"} if directed else set())
         # Oracles that look at the state after every transaction (properties).

@@ -51,7 +51,7 @@ from secant.cli.options import (
     UnlimitedCodeSizeFlag,
     ValueFlag,
 )
-from secant.engine.config import DEFAULT_SYMBOLIC_SHARE
+from secant.engine.config import DEFAULT_MEMORY_BUDGET_MB, DEFAULT_SYMBOLIC_SHARE
 from secant.engine.events import FuzzListener
 from secant.engine.shrink import DEFAULT_SHRINK_LIMIT
 from secant.errors import SecantError, cli_errors
@@ -209,6 +209,11 @@ def fuzz_command(
     no_prefix_cache: Annotated[bool, typer.Option(
         "--no-prefix-cache", help="Replay every sequence in full (no prefix-state cache).")
     ] = False,
+    memory_budget: Annotated[int, typer.Option(
+        "--memory-budget", metavar="MB",
+        help="Memory per worker for what grows with the search: the corpus's cost vectors "
+             "(dropped least recently fuzzed first, computed again when needed) and the "
+             "prefix cache.")] = DEFAULT_MEMORY_BUDGET_MB,
     shrink_limit: ShrinkLimitFlag = DEFAULT_SHRINK_LIMIT,
     fork: ForkFlag = "cancun",
     solc_version: SolcVersionFlag = None,

@@ -15,6 +15,24 @@ DEFAULT_SYMBOLIC_SHARE = 0.1
 it found 66 of 100 assertions at 0.1 and 64 at 0.25, against 62 without the stage; at 60 s,
 39 against 37 (docs/maze-bench.md)."""
 
+DEFAULT_MEMORY_BUDGET_MB = 256
+"""``--memory-budget``: what a worker's capped stores may take, in MB (docs/engine.md,
+"Bounded memory"). The code, the chain and z3 come on top."""
+MIN_MEMORY_BUDGET_MB = 16
+DEFAULT_PREFIX_CACHE_MB = 64.0
+"""The prefix cache's share of the default budget."""
+
+
+def memory_split(budget_mb: int) -> tuple[float, float]:
+    """(prefix cache, cost vectors) in MB of a worker's ``--memory-budget``.
+
+    The prefix cache takes a quarter, at most 64 MB (a few hundred prefixes, more than a
+    schedule returns to); the corpus's cost vectors take the rest.
+    """
+    prefix = min(DEFAULT_PREFIX_CACHE_MB, budget_mb / 4)
+    return prefix, budget_mb - prefix
+
+
 @dataclass
 class FuzzConfig:
     """What a campaign does and for how long (None: no limit of that kind).
@@ -48,6 +66,10 @@ class FuzzConfig:
     max_block_delay: int | None = None
     # The concolic stage's share of the executions (secant.engine.harvey.concolic); 0: off.
     symbolic_share: float = 0.0
+    # The most memory the corpus's cost vectors may take, in MB (None: no bound): past it,
+    # the least recently fuzzed seeds' vectors are dropped and computed again on demand
+    # (secant.engine.corpus.CostMemory).
+    cost_vectors_mb: float | None = DEFAULT_MEMORY_BUDGET_MB - DEFAULT_PREFIX_CACHE_MB
 
 
 @dataclass

@@ -1,7 +1,16 @@
-"""The corpus: one test case per path id, with its cost vector and schedule statistics."""
+"""The corpus: one test case per path id, with its cost vector and schedule statistics.
+
+A seed's cost vector holds one metric per branch and SSTORE its case executed (about
+85 KB for sixteen transactions through a maze), so over a long campaign the vectors are
+what makes a corpus heavy, where the cases themselves take well under a kilobyte each.
+``CostMemory`` keeps them within a byte budget: the vectors of the seeds fuzzed least
+recently are dropped first, and a dropped vector is computed again by running the seed's
+case once more when the policy next fuzzes it (docs/engine.md, "Bounded memory").
+"""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -20,7 +29,9 @@ class Seed:
 
     case: TxSeq
     path_id: int
-    costs: Mapping[CostKey, int]
+    # None: dropped to stay within the memory budget (``CostMemory``); running ``case``
+    # again gives it back.
+    costs: Mapping[CostKey, int] | None
     stats: SeedStats
     origin: str
     found_at: int
@@ -34,13 +45,89 @@ class Seed:
     adaptive: bool = False
 
 
-class Corpus:
-    """Seeds in the order they were found, plus the view schedules need."""
+COST_METRIC_BYTES = 170
+"""The memory one metric of a cost vector takes: its key, its branch event and its slot in
+the vector's dict. Measured with ``sys.getsizeof`` over every object the vectors of a
+maze campaign reach (62,269 metrics, 174 bytes each); tests/engine/test_corpus.py checks
+the estimate against a fresh measurement."""
 
-    def __init__(self) -> None:
+
+class CostMemory:
+    """The cost vectors a worker holds, within ``max_bytes`` (None: no bound).
+
+    Seeds are held in the order they were last admitted or fuzzed (``touch``); past the
+    budget, the vectors of the least recent are dropped (``seed.costs = None``), never
+    that of the seed being fuzzed (``pinned``). The order depends only on the campaign's
+    own sequence of events, so a campaign stays a function of its seed and budget.
+    """
+
+    def __init__(self, max_bytes: int | None = None) -> None:
+        self.max_bytes = max_bytes
+        self.nbytes = 0
+        self.dropped = 0
+        self.restored = 0
+        self.pinned: Seed | None = None
+        # id(seed) -> (seed, its vector's estimated bytes), least recent first.
+        self._held: OrderedDict[int, tuple[Seed, int]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def admit(self, seed: Seed, restored: bool = False) -> None:
+        """Hold ``seed``'s vector (again, when ``restored``), dropping others past the budget."""
+        if seed.costs is None:
+            return
+        key = id(seed)
+        held = self._held.pop(key, None)
+        if held is not None:
+            self.nbytes -= held[1]
+        nbytes = len(seed.costs) * COST_METRIC_BYTES
+        self._held[key] = (seed, nbytes)
+        self.nbytes += nbytes
+        if restored:
+            self.restored += 1
+        self._shrink()
+
+    def touch(self, seed: Seed) -> None:
+        """``seed`` is being fuzzed: the most recent now, and kept while it is pinned."""
+        self.pinned = seed
+        key = id(seed)
+        if key in self._held:
+            self._held.move_to_end(key)
+
+    def _shrink(self) -> None:
+        limit = self.max_bytes
+        if limit is None:
+            return
+        held = self._held
+        while self.nbytes > limit and len(held) > 1:
+            key, (seed, nbytes) = next(iter(held.items()))
+            if seed is self.pinned:  # the seed being fuzzed keeps its vector
+                held.move_to_end(key)
+                continue
+            del held[key]
+            self.nbytes -= nbytes
+            seed.costs = None
+            self.dropped += 1
+
+    def summary(self) -> dict[str, float | int | None]:
+        """What ``summary.json`` says of the held vectors."""
+        return {"held": len(self._held), "held_mb": round(self.nbytes / 1e6, 1),
+                "budget_mb": None if self.max_bytes is None else round(self.max_bytes / 1e6),
+                "dropped": self.dropped, "restored": self.restored}
+
+
+class Corpus:
+    """Seeds in the order they were found, plus the view schedules need.
+
+    ``costs`` keeps the seeds' cost vectors within its budget (``CostMemory``).
+    """
+
+    def __init__(self, costs: CostMemory | None = None) -> None:
         self.seeds: list[Seed] = []
         self.stats: list[SeedStats] = []
         self.by_path: dict[int, int] = {}
+        self.costs = costs if costs is not None else CostMemory()
 
     def __len__(self) -> int:
         return len(self.seeds)
@@ -53,6 +140,7 @@ class Corpus:
         self.seeds.append(seed)
         self.stats.append(seed.stats)
         self.by_path[seed.path_id] = len(self.seeds) - 1
+        self.costs.admit(seed)
         return len(self.seeds) - 1
 
     def origins(self) -> dict[str, int]:

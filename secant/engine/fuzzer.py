@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from secant.engine.config import FuzzConfig, FuzzStats
-from secant.engine.corpus import Corpus, Seed
+from secant.engine.corpus import Corpus, CostMemory, Seed
 from secant.engine.events import Events
 from secant.engine.failures import InternalError, oracle_part
 from secant.engine.feedback import Coverage, cost_vector
@@ -70,7 +70,8 @@ class Fuzzer:
         self.rng = random.Random(config.seed)
         self.sstore_target = self.rng.getrandbits(256) if config.sstore_cost else None
         self.coverage = Coverage()
-        self.corpus = Corpus()
+        budget = config.cost_vectors_mb
+        self.corpus = Corpus(CostMemory(None if budget is None else int(budget * 1e6)))
         self.stats = FuzzStats()
         self.events = events if events is not None else Events()
         self.oracles = list(oracles)
@@ -266,6 +267,7 @@ class Fuzzer:
             "paths": len(self.coverage.paths),
             "corpus": len(self.corpus),
             "corpus_origins": self.corpus.origins(),
+            "cost_vectors": self.corpus.costs.summary(),
         }
         summary.update(self.policy.summary())
         return summary

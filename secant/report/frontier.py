@@ -115,6 +115,8 @@ def closest_cases(fuzzers: Iterable[Fuzzer], covered: set[tuple[bytes, int, bool
                 offer(side, near)
             continue
         for seed in fuzzer.corpus.seeds:
+            if seed.costs is None:  # dropped for memory: its case is in the corpus still
+                continue
             for key, cost in seed.costs.items():
                 if isinstance(key, tuple) and len(key) == 5 and isinstance(key[1], bytes):
                     _, code_hash, pc, _, wanted = key

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from secant.engine.corpus import Seed
 from secant.engine.failures import stage_part
+from secant.engine.feedback import cost_vector
 from secant.engine.harvey.adaptive import AdaptiveSeeds, BranchSide, Closest, K
 from secant.engine.harvey.concolic import ConcolicStage
 from secant.engine.harvey.demand import DemandDriven
@@ -300,6 +301,9 @@ class HarveyPolicy(Policy):
         """One round of Alg. 2 on a picked input."""
         fuzzer = self.fuzzer
         seed, max_energy, adaptive = yield from self._pick_seed()
+        if seed.costs is None and not (yield from self._restore_costs(seed)):
+            return
+        fuzzer.corpus.costs.touch(seed)
         fuzzer.events.on_round(seed.case)
         rng = self.rng
         config = self.config
@@ -365,9 +369,26 @@ class HarveyPolicy(Policy):
         if fuzzer.exhausted():
             return None
         result, novelty = yield Proposal(closest.case, "adaptive")
-        seed = novelty.seed or fuzzer.make_seed(result, "adaptive", closest.found_at)
+        seed = novelty.seed
+        if seed is None:
+            seed = fuzzer.make_seed(result, "adaptive", closest.found_at)
+            fuzzer.corpus.costs.admit(seed)  # held within the corpus's budget too
         closest.seed = seed
         return seed
+
+    def _restore_costs(self, seed: Seed) -> Generator[Proposal, Outcome, bool]:
+        """Run a seed whose cost vector was dropped (``CostMemory``) to compute it again.
+
+        One execution: a case runs from the same deployed state every time, so the vector
+        is the one it had. False when the budget is spent.
+        """
+        fuzzer = self.fuzzer
+        if fuzzer.exhausted():
+            return False
+        result, _ = yield Proposal(seed.case, "costs")
+        seed.costs = cost_vector(result, fuzzer.sstore_target)
+        fuzzer.corpus.costs.admit(seed, restored=True)
+        return True
 
     def _follow_up(self, result: RunResult, adaptive: bool
                    ) -> Generator[Proposal, Outcome, int]:

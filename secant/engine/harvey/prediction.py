@@ -94,7 +94,8 @@ class Predictor:
               probe: bool = False) -> Pending | None:
         """LEARN(input, cost, input', cost'): a predicted input, or None."""
         location = mutation.location
-        if location is None:
+        costs0 = seed.costs
+        if location is None or costs0 is None:  # None: dropped for memory
             return None
         before = self.integer_view(seed.case, location)
         after = self.integer_view(mutation.case, location)
@@ -105,13 +106,13 @@ class Predictor:
         # The two cases differ from the location's transaction on: only metrics from there
         # on can differ (``choose_metric`` takes only those).
         costs1 = cost_vector(result, self.sstore_target, location[1])
-        prediction = predict(i0, seed.costs, i1, costs1, domain, self.rng,
+        prediction = predict(i0, costs0, i1, costs1, domain, self.rng,
                              _Uncovered(self.coverage.edges))
         if prediction is None:
             return None
         metric = prediction.metric
         secant = Secant(metric, domain, self.iterations,
-                        points=[(i0, seed.costs[metric]), (i1, costs1[metric])])
+                        points=[(i0, costs0[metric]), (i1, costs1[metric])])
         self.stats.attempts += 1
         return Pending(setter(prediction.value), location, prediction.value, secant, probe)
 
