@@ -1,11 +1,13 @@
 """The corpus: one test case per path id, with its cost vector and schedule statistics.
 
 A seed's cost vector holds one metric per branch and SSTORE its case executed (about
-85 KB for sixteen transactions through a maze), so over a long campaign the vectors are
-what makes a corpus heavy, where the cases themselves take well under a kilobyte each.
-``CostMemory`` keeps them within a byte budget: the vectors of the seeds fuzzed least
-recently are dropped first, and a dropped vector is computed again by running the seed's
-case once more when the policy next fuzzes it (docs/engine.md, "Bounded memory").
+110 KB for sixteen transactions through a maze, 1 MB through a DeFi harness), so over a
+long campaign the vectors are what makes a corpus heavy, where the cases themselves take
+about a kilobyte each. ``CostMemory`` keeps them, with the rest of a seed's prediction
+material (its just-missed comparisons and storage reads), within a byte budget: the
+material of the seeds fuzzed least recently is dropped first, and computed again by
+running the seed's case once more when the policy next fuzzes it (docs/engine.md,
+"Bounded memory").
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from secant.engine.schedulers import SeedStats
 from secant.types import TxSeq
 
 
-@dataclass
+@dataclass(slots=True)
 class Seed:
     """A corpus entry (Harvey's PIDs store: path id -> input and cost vector).
 
@@ -29,8 +31,8 @@ class Seed:
 
     case: TxSeq
     path_id: int
-    # None: dropped to stay within the memory budget (``CostMemory``); running ``case``
-    # again gives it back.
+    # None: dropped to stay within the memory budget (``CostMemory``) with
+    # ``comparisons`` and ``reads``; running ``case`` again gives them back.
     costs: Mapping[CostKey, int] | None
     stats: SeedStats
     origin: str
@@ -45,20 +47,32 @@ class Seed:
     adaptive: bool = False
 
 
-COST_METRIC_BYTES = 170
+COST_METRIC_BYTES = 180
 """The memory one metric of a cost vector takes: its key, its branch event and its slot in
-the vector's dict. Measured with ``sys.getsizeof`` over every object the vectors of a
-maze campaign reach (62,269 metrics, 174 bytes each); tests/engine/test_corpus.py checks
-the estimate against a fresh measurement."""
+the vector's dict. Measured with ``sys.getsizeof`` over every object the vectors reach:
+174 bytes a metric on a maze campaign (62,269 metrics), 183 on a DeFi harness (1,076,249);
+tests/engine/test_corpus.py checks the estimate against a fresh measurement."""
+MATERIAL_ITEM_BYTES = 150
+"""The memory of one just-missed comparison or first storage read (a tuple of two or three
+256-bit integers): 2.3 KB for 16 comparisons, 4.2 KB for 28 reads, measured alike."""
+
+
+def material_bytes(seed: Seed) -> int:
+    """The estimated bytes of what ``CostMemory`` drops of ``seed`` (0 when dropped)."""
+    if seed.costs is None:
+        return 0
+    return (len(seed.costs) * COST_METRIC_BYTES
+            + (len(seed.comparisons) + len(seed.reads)) * MATERIAL_ITEM_BYTES)
 
 
 class CostMemory:
     """The cost vectors a worker holds, within ``max_bytes`` (None: no bound).
 
     Seeds are held in the order they were last admitted or fuzzed (``touch``); past the
-    budget, the vectors of the least recent are dropped (``seed.costs = None``), never
-    that of the seed being fuzzed (``pinned``). The order depends only on the campaign's
-    own sequence of events, so a campaign stays a function of its seed and budget.
+    budget, the vectors of the least recent are dropped (``seed.costs = None``, and the
+    comparisons and reads with them), never that of the seed being fuzzed (``pinned``).
+    The order depends only on the campaign's own sequence of events, so a campaign stays
+    a function of its seed and budget.
     """
 
     def __init__(self, max_bytes: int | None = None) -> None:
@@ -81,7 +95,7 @@ class CostMemory:
         held = self._held.pop(key, None)
         if held is not None:
             self.nbytes -= held[1]
-        nbytes = len(seed.costs) * COST_METRIC_BYTES
+        nbytes = material_bytes(seed)
         self._held[key] = (seed, nbytes)
         self.nbytes += nbytes
         if restored:
@@ -108,6 +122,7 @@ class CostMemory:
             del held[key]
             self.nbytes -= nbytes
             seed.costs = None
+            seed.comparisons = seed.reads = ()
             self.dropped += 1
 
     def summary(self) -> dict[str, float | int | None]:

@@ -186,6 +186,17 @@ class Fuzzer:
             reads=first_reads(result),
         )
 
+    def restore_material(self, seed: Seed, result: RunResult) -> None:
+        """Give ``seed`` back what ``CostMemory`` dropped, from a run of its case.
+
+        Its cost vector, just-missed comparisons and storage reads, held again within the
+        budget.
+        """
+        seed.costs = cost_vector(result, self.sstore_target)
+        seed.comparisons = self.missed_comparisons(result)
+        seed.reads = first_reads(result)
+        self.corpus.costs.admit(seed, restored=True)
+
     def missed_comparisons(self, result: RunResult, limit: int = 32
                            ) -> tuple[Comparison, ...]:
         """Operands and relation of the last step's comparisons with an uncovered side."""

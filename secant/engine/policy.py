@@ -77,6 +77,10 @@ class LoopState(Protocol):
         """Operands and relation of the last step's comparisons with an uncovered side."""
         ...
 
+    def restore_material(self, seed: Seed, result: RunResult) -> None:
+        """Give ``seed`` back what ``CostMemory`` dropped, from a run of its case."""
+        ...
+
     def refresh_distances(self) -> None:
         """Bring seed distances up to date (a directed schedule calls it before choosing)."""
         ...

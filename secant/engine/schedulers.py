@@ -16,7 +16,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 
-@dataclass
+@dataclass(slots=True)
 class SeedStats:
     """What schedules know about one corpus entry."""
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from secant.engine.corpus import COST_METRIC_BYTES, CostMemory, Seed
+from secant.engine.corpus import (
+    COST_METRIC_BYTES,
+    MATERIAL_ITEM_BYTES,
+    CostMemory,
+    Seed,
+    material_bytes,
+)
 from secant.engine.feedback import CostKey
 from secant.engine.schedulers import SeedStats
 from tests.campaign.test_quality import campaign
@@ -14,18 +20,21 @@ from tests.compile.conftest import needs_node
 
 def seed(path_id: int, metrics: int) -> Seed:
     costs: dict[CostKey, int] = {(0, b"h", pc, 0, True): pc for pc in range(metrics)}
-    return Seed((), path_id, costs, SeedStats(path_id, None, 1, 1, 1), "init", 0)
+    return Seed((), path_id, costs, SeedStats(path_id, None, 1, 1, 1), "init", 0,
+                reads=((1, 2),))
 
 
 def test_the_least_recently_fuzzed_vectors_are_dropped_past_the_budget() -> None:
-    memory = CostMemory(max_bytes=25 * COST_METRIC_BYTES)
+    memory = CostMemory(max_bytes=25 * COST_METRIC_BYTES + 3 * MATERIAL_ITEM_BYTES)
     a, b, c = seed(1, 10), seed(2, 10), seed(3, 10)
     memory.admit(a)
     memory.admit(b)
     memory.touch(a)  # a is fuzzed: b is now the least recent
     memory.admit(c)
     assert b.costs is None and a.costs is not None and c.costs is not None
-    assert memory.nbytes == 20 * COST_METRIC_BYTES and len(memory) == 2
+    assert b.comparisons == () and b.reads == () and a.reads
+    assert memory.nbytes == 20 * COST_METRIC_BYTES + 2 * MATERIAL_ITEM_BYTES
+    assert len(memory) == 2
     assert memory.summary()["dropped"] == 1
 
 
@@ -96,7 +105,7 @@ def test_a_tiny_budget_gives_the_same_bugs_and_stays_bounded() -> None:
 
 
 @needs_node
-def test_the_estimate_of_a_metric_matches_a_measurement() -> None:
+def test_the_estimates_match_a_measurement() -> None:
     run = campaign("Baz.sol", "Baz", seed=0, max_execs=300)
     run.run()
     corpus = run.fuzzer.corpus
@@ -104,8 +113,10 @@ def test_the_estimate_of_a_metric_matches_a_measurement() -> None:
     metrics = sum(len(v) for v in vectors)
     measured = deep_size(vectors) / metrics
     assert COST_METRIC_BYTES / 2 <= measured <= COST_METRIC_BYTES * 2
-    # The memory holds the corpus's vectors and those of sFuzz's adaptive seeds.
-    assert corpus.costs.nbytes >= metrics * COST_METRIC_BYTES
-    assert corpus.costs.nbytes % COST_METRIC_BYTES == 0
+    # The memory holds the corpus's material and that of sFuzz's adaptive seeds.
+    assert corpus.costs.nbytes >= sum(material_bytes(s) for s in corpus.seeds)
+    items = [s.comparisons + s.reads for s in corpus.seeds]
+    measured = deep_size(items) / sum(len(i) for i in items)
+    assert MATERIAL_ITEM_BYTES / 2 <= measured <= MATERIAL_ITEM_BYTES * 2
 
 

@@ -50,7 +50,6 @@ from typing import TYPE_CHECKING, Any
 
 from secant.engine.corpus import Seed
 from secant.engine.failures import stage_part
-from secant.engine.feedback import cost_vector
 from secant.engine.harvey.adaptive import AdaptiveSeeds, BranchSide, Closest, K
 from secant.engine.harvey.concolic import ConcolicStage
 from secant.engine.harvey.demand import DemandDriven
@@ -377,17 +376,17 @@ class HarveyPolicy(Policy):
         return seed
 
     def _restore_costs(self, seed: Seed) -> Generator[Proposal, Outcome, bool]:
-        """Run a seed whose cost vector was dropped (``CostMemory``) to compute it again.
+        """Run a seed whose prediction material was dropped (``CostMemory``) once more.
 
-        One execution: a case runs from the same deployed state every time, so the vector
-        is the one it had. False when the budget is spent.
+        One execution: a case runs from the same deployed state every time, so the cost
+        vector and the reads are the ones it had; its just-missed comparisons are those
+        whose other side is still uncovered now. False when the budget is spent.
         """
         fuzzer = self.fuzzer
         if fuzzer.exhausted():
             return False
         result, _ = yield Proposal(seed.case, "costs")
-        seed.costs = cost_vector(result, fuzzer.sstore_target)
-        fuzzer.corpus.costs.admit(seed, restored=True)
+        fuzzer.restore_material(seed, result)
         return True
 
     def _follow_up(self, result: RunResult, adaptive: bool
