@@ -12,6 +12,10 @@ Parsing (:func:`parse_value`) accepts, per type:
 - arrays ``[a, b, ...]`` and tuples ``(a, b, ...)`` (or ``[...]``), nested freely; items are
   parsed by their own type, strings may be double-quoted.
 
+Arguments may also be named, ``NAME=VALUE`` each (``_owner=deployer``), in any order
+(:func:`order_named`): every parameter then needs one, as Medusa's ``constructorArgs`` give
+them.
+
 Generation (:func:`generate_value`) draws type-valid values from an explicit
 ``random.Random``: small non-zero numbers, addresses of the chain's trusted senders (or of a
 deployed contract of the parameter's contract type), short strings and byte strings, arrays
@@ -33,6 +37,7 @@ from secant.chain.errors import ConstructorArgumentError
 
 __all__ = [
     "AddressChooser",
+    "order_named",
     "encode_arguments",
     "format_value",
     "generate_value",
@@ -232,12 +237,45 @@ def _describe(param: AbiParam, index: int) -> str:
     return f"argument {index + 1} ({param.canonical}{name})"
 
 
+_NAMED_RE = re.compile(r"^([A-Za-z_$][A-Za-z0-9_$]*)=(.*)$", re.DOTALL)
+
+
+def order_named(params: Sequence[AbiParam], values: Sequence[Any], what: str
+                ) -> list[Any]:
+    """``values`` in parameter order when every one is ``NAME=VALUE`` naming a parameter.
+
+    Otherwise they are positional and returned as they are (a string argument that merely
+    contains ``=`` stays one). A named list that leaves a parameter out, or names one
+    twice, raises :class:`ConstructorArgumentError`.
+    """
+    names = [param.name for param in params]
+    if not values or not all(names):
+        return list(values)
+    named: dict[str, str] = {}
+    for value in values:
+        match = _NAMED_RE.match(value) if isinstance(value, str) else None
+        if match is None or match.group(1) not in names:
+            return list(values)
+        if match.group(1) in named:
+            raise ConstructorArgumentError(f"{what}: argument {match.group(1)} is given twice",
+                                           "name each parameter once")
+        named[match.group(1)] = match.group(2)
+    missing = [name for name in names if name not in named]
+    if missing:
+        raise ConstructorArgumentError(
+            f"{what}: no value for {', '.join(missing)} (the arguments are named, so every "
+            "parameter needs one)", f"add {missing[0]}=VALUE")
+    return [named[name] for name in names]
+
+
 def parse_values(params: Sequence[AbiParam], values: Sequence[Any], what: str,
                  names: Mapping[str, int] | None = None) -> list[Any]:
     """Parse each string in ``values`` by its parameter's type; other values pass through.
 
-    Raises :class:`ConstructorArgumentError` naming ``what`` and the argument at fault.
+    ``values`` may be named (:func:`order_named`). Raises :class:`ConstructorArgumentError`
+    naming ``what`` and the argument at fault.
     """
+    values = order_named(params, values, what)
     if len(values) != len(params):
         types = ", ".join(p.canonical for p in params) or "none"
         raise ConstructorArgumentError(

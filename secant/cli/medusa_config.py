@@ -10,6 +10,7 @@ reports) are left alone without one. ``workers`` is secant's ``--workers``.
 from __future__ import annotations
 
 import json
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,12 @@ PANIC_FLAGS = {
 }
 """Medusa's ``panicCodeConfig`` switches and the Solidity panic code each reports."""
 
-_NOT_APPLIED = ("constructorArgs", "targetContractsBalances", "corpusDirectory")
-"""``fuzzing`` settings that change the campaign but have no secant equivalent yet."""
+_NOT_APPLIED = ("corpusDirectory",)
+"""``fuzzing`` settings that change the campaign but have no secant equivalent yet (secant
+keeps its corpus in ``--out``, in its own format)."""
+
+_DEPLOYED = "DeployedContract:"
+"""Medusa's way to give a constructor the address of a contract deployed before it."""
 
 
 class MedusaConfigError(SecantError):
@@ -72,6 +77,21 @@ def medusa_table(path: Path) -> tuple[dict[str, Any], list[str]]:
             table["contract"] = targets[-1]
             if targets[:-1]:
                 table["deploy"] = targets[:-1]
+        table.update(_constructor_args(_section(fuzzing, "constructorArgs", path), targets,
+                                       path))
+        balances = [_wei(text) for text in fuzzing.get("targetContractsBalances") or []]
+        # One per target contract, sent with its deployment; secant sends ether to the
+        # main contract's constructor only.
+        if len(balances) >= len(targets) > 0 and balances[len(targets) - 1]:
+            table["value"] = balances[len(targets) - 1]
+        if any(balances[:max(len(targets) - 1, 0)]):
+            unsent = [name for name, wei in zip(targets, balances, strict=False)
+                      if wei and name != targets[-1]]
+            notes_early = [f"{path.name}: targetContractsBalances for {', '.join(unsent)} not "
+                           "sent (secant sends ether to the main contract's constructor only, "
+                           "--value)"]
+        else:
+            notes_early = []
     except (TypeError, ValueError) as exc:
         raise MedusaConfigError(f"{path}: {exc}", "give the setting as Medusa documents it"
                                 ) from None
@@ -99,7 +119,68 @@ def medusa_table(path: Path) -> tuple[dict[str, Any], list[str]]:
         unread.append("fuzzing.testing.testAllContracts")
     notes = [f"{path.name}: not read (no secant equivalent yet): {', '.join(unread)}"
              ] if unread else []
-    return table, notes
+    return table, notes_early + notes
+
+
+def _constructor_args(given: dict[str, Any], targets: list[str], path: Path
+                      ) -> dict[str, Any]:
+    """``constructorArgs`` as named ``arg`` and ``deploy-arg`` options.
+
+    The main contract's (the last target) become ``--arg NAME=VALUE``; those of the
+    contracts deployed before it ``--deploy-arg CONTRACT=NAME=VALUE``. A contract that is
+    not a target cannot take arguments in either tool.
+    """
+    table: dict[str, Any] = {}
+    for contract, arguments in given.items():
+        if contract not in targets:
+            raise MedusaConfigError(
+                f"{path}: constructorArgs names {contract}, which is not in targetContracts",
+                "add it to targetContracts or remove its arguments")
+        if not isinstance(arguments, dict):
+            raise MedusaConfigError(f"{path}: constructorArgs.{contract} must be an object "
+                                    "of argument names and values",
+                                    "write it as Medusa's own file does")
+        named = [f"{name}={_argument_text(value)}" for name, value in arguments.items()]
+        if contract == targets[-1]:
+            table["arg"] = named
+        else:
+            table.setdefault("deploy-arg", []).extend(f"{contract}={item}" for item in named)
+    return table
+
+
+def _argument_text(value: Any) -> str:
+    """A Medusa argument value as secant's ``--arg`` text (structs by field order)."""
+    if isinstance(value, dict):
+        return "(" + ", ".join(_argument_text(item) for item in value.values()) + ")"
+    if isinstance(value, list):
+        return "[" + ", ".join(_argument_text(item) for item in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = str(value)
+    if text.startswith(_DEPLOYED):
+        return text[len(_DEPLOYED):]  # secant takes a deployed contract's name as its address
+    if any(mark in text for mark in ",()[]\"\\"):
+        return json.dumps(text)  # a string item with a separator in it, quoted
+    return text
+
+
+def _wei(text: Any) -> int:
+    """A balance as Medusa writes it: decimal, 0x hex or scientific notation (1.2e18)."""
+    if isinstance(text, bool):
+        raise ValueError(f"{text!r} is not an amount of wei")
+    if isinstance(text, int):
+        return text
+    raw = str(text).strip()
+    if not raw:
+        return 0
+    try:
+        amount = Decimal(int(raw, 16)) if raw.lower().startswith("0x") else Decimal(raw)
+    except (ValueError, InvalidOperation):
+        raise ValueError(f"{text!r} is not an amount of wei (decimal, 0x hex or 1.2e18)"
+                         ) from None
+    if not amount.is_finite() or amount != amount.to_integral_value() or amount < 0:
+        raise ValueError(f"{text!r} is not a whole amount of wei")
+    return int(amount)
 
 
 def _section(parent: dict[str, Any], key: str, path: Path) -> dict[str, Any]:

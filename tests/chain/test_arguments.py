@@ -154,3 +154,17 @@ def test_senders_lookup() -> None:
         find_sender(senders, 0x1234)
     with pytest.raises(ValueError):
         default_senders(users=-1)
+
+
+def test_named_arguments_are_put_in_parameter_order() -> None:
+    params = [AbiParam("owner", "address"), AbiParam("cap", "uint256"),
+              AbiParam("label", "string")]
+    names = {"deployer": 0x30000}
+    assert parse_values(params, ["cap=5", "label=a=b", "owner=deployer"], "C", names) == [
+        0x30000, 5, "a=b"]
+    # Not all of them names of parameters: positional, a string with '=' included.
+    assert parse_values(params, ["deployer", "7", "cap=5"], "C", names) == [0x30000, 7, "cap=5"]
+    with pytest.raises(ConstructorArgumentError, match="no value for label"):
+        parse_values(params, ["cap=5", "owner=deployer"], "C", names)
+    with pytest.raises(ConstructorArgumentError, match="cap is given twice"):
+        parse_values(params, ["cap=5", "cap=6", "owner=deployer"], "C", names)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from secant.cli.medusa_config import MedusaConfigError, medusa_table
+from tests.compile.conftest import needs_node, run_cli
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "chimera" / "medusa.json"
 
@@ -69,3 +70,62 @@ def test_the_code_size_check_is_off_unless_the_file_turns_it_on(tmp_path: Path) 
 def test_what_cannot_be_read_is_one_error(tmp_path: Path, data: Any, message: str) -> None:
     with pytest.raises(MedusaConfigError, match=message):
         medusa_table(write(tmp_path, data))
+
+
+def test_constructor_arguments_and_balances_become_named_args_and_the_value(
+        tmp_path: Path) -> None:
+    path = write(tmp_path, {"fuzzing": {
+        "targetContracts": ["Token", "Vault"],
+        "targetContractsBalances": ["0", "1.5e18"],
+        "constructorArgs": {
+            "Token": {"supply": "0x10", "name": "Gold, 24k"},
+            "Vault": {"token": "DeployedContract:Token", "limits": [1, 2],
+                      "config": {"fee": "3", "open": True}}}}})
+    table, notes = medusa_table(path)
+    assert table["arg"] == ["token=Token", "limits=[1, 2]", "config=(3, true)"]
+    assert table["deploy-arg"] == ["Token=supply=0x10", 'Token=name="Gold, 24k"']
+    assert table["value"] == 1_500_000_000_000_000_000
+    assert notes == []
+    # Ether for a contract deployed before the main one cannot be sent: said, not lost.
+    path = write(tmp_path, {"fuzzing": {"targetContracts": ["Token", "Vault"],
+                                        "targetContractsBalances": ["0x10", "0"]}})
+    table, notes = medusa_table(path)
+    assert "value" not in table
+    assert notes == ["medusa.json: targetContractsBalances for Token not sent (secant sends "
+                     "ether to the main contract's constructor only, --value)"]
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ({"fuzzing": {"targetContracts": ["A"], "constructorArgs": {"B": {"x": "1"}}}},
+     "constructorArgs names B, which is not in targetContracts"),
+    ({"fuzzing": {"targetContracts": ["A"], "constructorArgs": {"A": ["1"]}}},
+     "constructorArgs.A must be an object"),
+    ({"fuzzing": {"targetContracts": ["A"], "targetContractsBalances": ["lots"]}},
+     "'lots' is not an amount of wei"),
+    ({"fuzzing": {"targetContracts": ["A"], "targetContractsBalances": ["1.5"]}},
+     "not a whole amount of wei"),
+])
+def test_bad_constructor_arguments_and_balances_are_one_error(tmp_path: Path, data: Any,
+                                                                message: str) -> None:
+    with pytest.raises(MedusaConfigError, match=message):
+        medusa_table(write(tmp_path, data))
+
+
+ARGS = Path(__file__).resolve().parents[1] / "fixtures" / "harnesses" / "medusa_args"
+
+
+@needs_node
+@pytest.mark.parametrize("balance", ["2e18", "1e18"])
+def test_constructor_arguments_and_the_balance_reach_the_deployment(tmp_path: Path,
+                                                                     balance: str) -> None:
+    config = json.loads((ARGS / "medusa.json").read_text())
+    config["fuzzing"]["targetContractsBalances"][1] = balance
+    path = write(tmp_path, config)
+    out = tmp_path / "out"
+    proc = run_cli("fuzz", str(ARGS / "Args.sol"), "--config", str(path), "--execs", "50",
+                   "--out", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    findings = json.loads((out / "summary.json").read_text())["findings"]
+    # The property fails exactly when every argument and the balance arrived as written.
+    assert [f["function"] for f in findings] == (
+        ["property_not_as_configured"] if balance == "2e18" else [])
