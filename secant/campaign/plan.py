@@ -344,8 +344,12 @@ def _foundry_plans(compilations: Sequence[Compilation], name: str, selection: Se
                    chain_config: ChainConfig, config: CampaignConfig,
                    tests: re.Pattern[str] | None) -> list[CampaignPlan]:
     """The invariant and fuzz-test campaigns of one test contract."""
+    # forge lifts the EIP-170/3860 size limits in tests, for what setUp() and the handlers
+    # create as much as for the test contract: a Chimera CryticToFoundry whose setUp() makes
+    # a CryticTester that builds a whole system runs under forge as it is.
     chain_config = replace(selection.first_block(chain_config, foundry=True),
-                           assertions_revert=selection.forge.assertions_revert)
+                           assertions_revert=selection.forge.assertions_revert,
+                           unlimited_code_size=True)
     config, applied = _forge_config(selection, replace(config, test_contract=True))
     first = set_up(compilations, name, chain_config, selection.senders)
     spare = [first]

@@ -145,7 +145,8 @@ def set_up(compilations: Sequence[Compilation], contract: str | None,
     ``senders`` replaces the chain's own as the senders of a test that names none.
     """
     chain = TestChain(config)
-    # As forge does: the test contract itself may exceed the contract size limits.
+    # As forge does: the test contract itself may exceed the contract size limits (a
+    # campaign's plan lifts them for everything it creates too: ``secant.campaign.plan``).
     with chain.without_size_limits():
         test = chain.deploy(list(compilations), contract)
     setup = next((f for f in test.abi.functions if f.name == "setUp" and not f.inputs), None)

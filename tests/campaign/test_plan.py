@@ -282,3 +282,12 @@ def test_a_contract_that_pays_out_but_takes_no_ether_starts_with_some() -> None:
     [registry] = plans("vulnerabilities/takeover/OpenInit.sol", 10, contract="FeeRegistry")
     plain = registry.make_chain()
     assert plain.main is not None and plain.balance(plain.main) == 0
+
+
+@needs_node
+def test_a_test_contract_creates_contracts_over_the_size_limits_as_under_forge() -> None:
+    [invariant] = plans("foundry_style/LargeCreations.t.sol", 300)
+    summary = run(invariant)
+    [finding] = summary["findings"]
+    assert finding["function"] == "invariant_no_oversized_children"
+    assert [tx["function"] for tx in finding["sequence"]] == ["grow()"]
