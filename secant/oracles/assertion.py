@@ -15,10 +15,11 @@ emit it where reverting would undo the evidence. Its signatures are those the co
 declare plus the usual ones (no parameters, a string, a uint256).
 
 A line that emits the event and asserts too (``emit AssertionFailed(id); assert(false);``, the
-harness convention and Solidity's check side by side) is one bug site with two signals, so it
-is one finding: both signals get the key of the line (:func:`shared_site_key`), and the
-finding's detail names the signals its case shows. Whether a line is such a line is read from
-the source's AST (:func:`shared_lines`), not from the run, so the key does not depend on
+harness convention and Solidity's check side by side), or the same two statements one after
+the other over two lines, is one bug site with two signals, so it is one finding: both
+signals get the key of the site (:func:`shared_site_key`), and the finding's detail names the
+signals its case shows. Whether a line is part of such a site is read from the source's AST
+(:func:`shared_lines`), not from the run, so the key does not depend on
 which signal a run shows (a conditional assert may hold while the event is emitted) or shows
 first: a replay of the case (shrinking) finds the same key. Elsewhere, and without a source
 map or an AST, the event keeps the key of its LOG instruction and the assert that of its
@@ -51,7 +52,7 @@ panic (0x00), a corrupt storage byte array (0x22), a call of a zero function poi
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 from typing import Any, NamedTuple
 
@@ -191,7 +192,7 @@ class AssertionOracle(Oracle):
                 self._same_code[contract.address] = first
         self._block_ends: dict[bytes, dict[int, tuple[int, int]]] = {}
         # (compilation id, source name) -> its shared lines (``shared_lines``).
-        self._shared_lines: dict[tuple[int, str], frozenset[int]] = {}
+        self._shared_lines: dict[tuple[int, str], dict[int, int]] = {}
 
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding per panicking frame in the chain's own code and per AssertionFailed.
@@ -253,9 +254,10 @@ class AssertionOracle(Oracle):
             detail = EVENT_DETAIL
             if forge:
                 detail = f"{FORGE_ASSERT} failed: {forge_assertion_message(log.data)}"
-            elif (contract is not None and location is not None
-                    and self.shares_line(contract, location)):
-                key = shared_site_key(self._same_code.get(log.address, contract), location)
+            elif contract is not None and location is not None:
+                site = self.shared_site(contract, location)
+                if site is not None:
+                    key = shared_site_key(self._same_code.get(log.address, contract), site)
             findings.append((log.tx, Finding(
                 kind="assertion", swc="SWC-110", contract=handler.contract or name,
                 function=handler.name or where or "", pc=log.pc, source=source,
@@ -263,22 +265,25 @@ class AssertionOracle(Oracle):
                 case=result.case[:log.tx + 1], oracle=self.name)))
         return findings
 
-    def shares_line(self, contract: DeployedContract, location: SourceLocation) -> bool:
-        """Whether ``location`` lies on a line that both emits the event and asserts.
+    def shared_site(self, contract: DeployedContract, location: SourceLocation
+                    ) -> SourceLocation | None:
+        """The location of the site that emits the event and asserts around ``location``.
 
-        ``contract`` is the one whose code holds the location (its compilation has the AST);
-        a contract without a compilation has no such line.
+        None when ``location`` is on no such site (``shared_lines``). ``contract`` is the
+        one whose code holds the location (its compilation has the AST); a contract without
+        a compilation has no such site.
         """
         compilation = contract.compilation
         if compilation is None:
-            return False
+            return None
         cache = (id(compilation), location.source)
         lines = self._shared_lines.get(cache)
         if lines is None:
             source = compilation.source(location.source)
             lines = self._shared_lines[cache] = (shared_lines(source) if source is not None
-                                                 else frozenset())
-        return location.line in lines
+                                                 else {})
+        line = lines.get(location.line)
+        return None if line is None else replace(location, line=line)
 
     @property
     def panic_codes(self) -> frozenset[int]:
@@ -334,11 +339,10 @@ class AssertionOracle(Oracle):
             if location is not None:
                 # Only an assertion is the same bug as the event on its line; an overflow
                 # or another panic there is a bug of its own.
-                shared = (event.panic_code in (None, ASSERT_PANIC)
-                          and self.shares_line(contract, location))
+                shared = (self.shared_site(contract, location)
+                          if event.panic_code in (None, ASSERT_PANIC) else None)
                 return PanicSite(contract, pc, f"{location.source}:{location.line}",
-                                 location.function, event.panic_code,
-                                 location if shared else None)
+                                 location.function, event.panic_code, shared)
             if op == JUMPI and fallback is None:
                 fallback = pc
         if fallback is None:
@@ -370,15 +374,20 @@ def one_per_key(signals: list[tuple[int, Finding]]) -> list[Finding]:
     return list(kept.values())
 
 
-def shared_lines(source: SourceFile) -> frozenset[int]:
-    """The lines of ``source`` on which both a call of ``AssertionFailed`` and an ``assert`` start.
+def shared_lines(source: SourceFile) -> dict[int, int]:
+    """The lines of ``source`` where a site emits ``AssertionFailed`` and asserts.
 
-    Read from solc's compact AST: an ``emit AssertionFailed(...)`` (or ``emit I.AssertionFailed``,
-    or the bare event call of solc < 0.4.21) and a call of the builtin ``assert``. A source
-    without an AST (bytecode, Vyper) has none.
+    Each line maps to its site's line (the event's). A site is a line on which both a call
+    of the event and an ``assert`` start, or an ``emit AssertionFailed(...)`` statement
+    directly followed in its block by an ``assert(...)`` statement (``if (!ok) { emit
+    AssertionFailed(why); assert(false); }`` over lines, as harness helpers write it).
+    Read from solc's compact AST: an ``emit AssertionFailed(...)`` (or ``emit
+    I.AssertionFailed``, or the bare event call of solc < 0.4.21) and a call of the builtin
+    ``assert``. A source without an AST (bytecode, Vyper) has none.
     """
     events: set[int] = set()
     asserts: set[int] = set()
+    sites: dict[int, int] = {}
     stack: list[Any] = [source.ast] if source.ast else []
     while stack:
         node = stack.pop()
@@ -389,17 +398,51 @@ def shared_lines(source: SourceFile) -> frozenset[int]:
             continue
         kind = node.get("nodeType")
         if kind in ("EmitStatement", "FunctionCall"):
-            call = node.get("eventCall") if kind == "EmitStatement" else node
-            callee = call.get("expression") if isinstance(call, Mapping) else None
-            name = _callee(callee)
             line = _start_line(source, node)
-            if line is not None and name == EVENT_NAME:
+            signal = _signal(node)
+            if line is not None and signal == "event":
                 events.add(line)
-            elif (line is not None and name == "assert" and isinstance(callee, Mapping)
-                  and callee.get("nodeType") == "Identifier"):
+            elif line is not None and signal == "assert":
                 asserts.add(line)
+        statements = node.get("statements")
+        if kind in ("Block", "UncheckedBlock") and isinstance(statements, list):
+            for first, then in zip(statements, statements[1:], strict=False):
+                if _statement_signal(first) == "event" and _statement_signal(then) == "assert":
+                    event_line, assert_line = (_start_line(source, first),
+                                               _start_line(source, then))
+                    if event_line is not None and assert_line is not None:
+                        sites[event_line] = sites[assert_line] = event_line
         stack.extend(value for value in node.values() if isinstance(value, list | Mapping))
-    return frozenset(events & asserts)
+    sites.update((line, line) for line in events & asserts)
+    return sites
+
+
+def _signal(node: Mapping[str, Any]) -> str | None:
+    """``event`` for a call of ``AssertionFailed``, ``assert`` for the builtin's, else None."""
+    kind = node.get("nodeType")
+    call = node.get("eventCall") if kind == "EmitStatement" else node
+    callee = call.get("expression") if isinstance(call, Mapping) else None
+    name = _callee(callee)
+    if name == EVENT_NAME:
+        return "event"
+    if (name == "assert" and isinstance(callee, Mapping)
+            and callee.get("nodeType") == "Identifier"):
+        return "assert"
+    return None
+
+
+def _statement_signal(statement: object) -> str | None:
+    """``_signal`` of a statement that is one such call (an emit, or a call on its own)."""
+    if not isinstance(statement, Mapping):
+        return None
+    kind = statement.get("nodeType")
+    if kind == "EmitStatement":
+        return _signal(statement)
+    expression = statement.get("expression")
+    if (kind == "ExpressionStatement" and isinstance(expression, Mapping)
+            and expression.get("nodeType") == "FunctionCall"):
+        return _signal(expression)
+    return None
 
 
 def _callee(expression: object) -> str | None:

@@ -138,12 +138,13 @@ def findings(compilations: list[Compilation], contract: str, calls: list[tuple[s
 # (call, argument, [(line, detail)] of its findings): SameLine.sol's comments say why.
 SAME_LINE_CASES = [
     ("both(uint256)", 1, [("SameLine.sol:10", BOTH)]),
-    ("twoLines(uint256)", 2, [("SameLine.sol:15", EVENT), ("SameLine.sol:16", ASSERT)]),
+    ("twoLines(uint256)", 2, [("SameLine.sol:15", BOTH)]),
     ("eventOnly(uint256)", 3, [("SameLine.sol:22", EVENT)]),
     ("assertOnly(uint256)", 4, [("SameLine.sol:27", ASSERT)]),
     ("conditional(uint256)", 6, [("SameLine.sol:32", EVENT)]),
     ("conditional(uint256)", 7, [("SameLine.sol:32", BOTH)]),
     ("conditional(uint256)", 10, []),
+    ("apart(uint256)", 11, [("SameLine.sol:45", EVENT), ("SameLine.sol:47", ASSERT)]),
 ]
 
 
@@ -161,12 +162,15 @@ def test_an_event_and_an_assert_on_one_line_are_one_finding(optimize: bool) -> N
     both, conditional = keys["SameLine.sol:10", BOTH], keys["SameLine.sol:32", BOTH]
     assert both[2:] == ("SameLine.sol:10", "both(uint256)", "event")
     assert keys["SameLine.sol:32", EVENT] == conditional
+    # The event and the assert right after it: the event's line is the site's.
+    assert keys["SameLine.sol:15", BOTH][2:] == ("SameLine.sol:15", "twoLines(uint256)",
+                                                  "event")
     # Everywhere else the keys are the LOG's and the check's pcs, as before.
-    for line, detail in [("SameLine.sol:15", EVENT), ("SameLine.sol:22", EVENT),
-                         ("SameLine.sol:16", ASSERT), ("SameLine.sol:27", ASSERT)]:
+    for line, detail in [("SameLine.sol:22", EVENT), ("SameLine.sol:27", ASSERT),
+                         ("SameLine.sol:45", EVENT), ("SameLine.sol:47", ASSERT)]:
         key = keys[line, detail]
         assert isinstance(key[2], int) and key[-1] == ("event" if detail == EVENT else 0x01)
-    assert len(set(keys.values())) == 6  # six sites: lines 10, 15, 16, 22, 27 and 32
+    assert len(set(keys.values())) == 7  # seven sites: lines 10, 15, 22, 27, 32, 45, 47
 
 
 @needs_node
@@ -229,9 +233,9 @@ def test_campaign_reports_and_shrinks_one_finding_per_site() -> None:
     summary = campaign.run()
     sites = sorted((Path(f["source"]).name, f["function"]) for f in summary["findings"])
     assert sites == [("SameLine.sol:10", "both"), ("SameLine.sol:15", "twoLines"),
-                     ("SameLine.sol:16", "twoLines"), ("SameLine.sol:22", "eventOnly"),
-                     ("SameLine.sol:27", "assertOnly"), ("SameLine.sol:32", "conditional"),
-                     ("SameLine.sol:37", "overflowing")]
+                     ("SameLine.sol:22", "eventOnly"), ("SameLine.sol:27", "assertOnly"),
+                     ("SameLine.sol:32", "conditional"), ("SameLine.sol:37", "overflowing"),
+                     ("SameLine.sol:45", "apart"), ("SameLine.sol:47", "apart")]
     [both] = [f for f in summary["findings"] if f["function"] == "both"]
     assert both["detail"] == BOTH
     # Each site shrunk once, its case replayed alone showing its key again.
