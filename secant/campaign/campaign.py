@@ -278,6 +278,8 @@ class Campaign(FuzzListener):
         self.interrupted = False
         # What resuming from an earlier run's folder carried over (secant.rerun.resume).
         self.resumed: dict[str, Any] | None = None
+        # What the shared corpus folder (--corpus) gave the campaign before it fuzzed.
+        self.shared_corpus: dict[str, Any] | None = None
         if config.out is not None:
             (config.out / "corpus").mkdir(parents=True, exist_ok=True)
             (config.out / "findings").mkdir(parents=True, exist_ok=True)
@@ -322,15 +324,18 @@ class Campaign(FuzzListener):
 
     # ------------------------------------------------------------------ events
     def on_new_seed(self, seed: Seed) -> None:
-        """Write a new corpus entry."""
-        out = self.config.out
-        if out is None:
-            return
-        sequence = case_to_json(seed.case, self.chain.names())
-        path = out / "corpus" / f"{content_name(sequence)}.json"
-        if not path.exists():  # a resumed campaign's entry keeps its origin and time
+        """Write a new corpus entry (in ``out``'s corpus/ and the shared corpus folder)."""
+        folders = [folder for folder in (None if self.config.out is None
+                                         else self.config.out / "corpus",
+                                         self.config.shared_corpus) if folder is not None]
+        if folders:
+            sequence = case_to_json(seed.case, self.chain.names())
+            name = f"{content_name(sequence)}.json"
             entry = {"origin": seed.origin, "found_at": seed.found_at, "sequence": sequence}
-            write_atomic(path, json.dumps(entry, indent=1))
+            for folder in folders:
+                path = folder / name
+                if not path.exists():  # a resumed campaign's entry keeps its origin, time
+                    write_atomic(path, json.dumps(entry, indent=1))
         self._sample()
 
     def on_finding(self, finding: Finding) -> None:
@@ -891,6 +896,8 @@ class Campaign(FuzzListener):
         summary["internal_errors"] = self.internal_errors()
         if self.resumed is not None:
             summary["resume"] = self.resumed
+        if self.shared_corpus is not None:
+            summary["shared_corpus"] = self.shared_corpus
         if self.manifest is not None:
             summary["manifest"] = self.manifest.to_json()
         return summary

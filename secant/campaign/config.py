@@ -30,6 +30,9 @@ class CampaignConfig:
 
     fuzz: FuzzConfig
     out: Path | None = None
+    # A corpus folder kept across runs (--corpus): its entries run first, and every new
+    # entry of this campaign is written there too, as in ``out``'s corpus/.
+    shared_corpus: Path | None = None
     target_pcs: frozenset[int] = frozenset()
     # Resume from the cached state after an unchanged prefix instead of replaying it.
     prefix_cache: bool = True

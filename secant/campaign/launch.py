@@ -104,22 +104,27 @@ def build_campaign(planned: Planned, index: int, seconds: float | None = None) -
     ``seconds`` replaces its time budget (its part of a run's shared ``--time``).
     """
     chosen = planned.plans[index]
+    corpus = planned.options.corpus
+    if corpus is not None and len(planned.plans) > 1:
+        corpus = corpus / chosen.slug  # each test contract's cases apart, as in --out
     return build_plan(planned.options, chosen,
                       planned.manifest.for_campaign(chosen.name, chosen.slug),
-                      planned.folder(index), seconds)
+                      planned.folder(index), seconds, corpus)
 
 
 def build_plan(options: CampaignOptions, chosen: CampaignPlan, manifest: Manifest,
-               where: Path, seconds: float | None = None) -> Built:
+               where: Path, seconds: float | None = None,
+               corpus: Path | None = None) -> Built:
     """The campaign of one plan, on a fresh chain, writing to ``where``.
 
     What ``build_campaign`` does with a plan of its own; a Ray task that runs one campaign
-    of a project on another node calls it with the plan it was sent.
+    of a project on another node calls it with the plan it was sent. ``corpus`` is the
+    shared corpus folder (``--corpus``) of this campaign.
     """
     chain = chosen.make_chain()
     notes = [*chain.notes, *chosen.notes]
     where.mkdir(parents=True, exist_ok=True)
-    settings = replace(chosen.config, out=where)
+    settings = replace(chosen.config, out=where, shared_corpus=corpus)
     if seconds is not None:
         settings = replace(settings, fuzz=replace(settings.fuzz, max_time=seconds))
     if options.target is not None:

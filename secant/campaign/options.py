@@ -151,6 +151,7 @@ class CampaignOptions:
     max_block_delay: int | None = None
     no_prefix_cache: bool = False
     memory_budget: int = DEFAULT_MEMORY_BUDGET_MB
+    corpus: Path | None = None
     shrink_limit: int = DEFAULT_SHRINK_LIMIT
     expert_rlimit: int | None = None
     expert_queries: int | None = None
@@ -359,6 +360,9 @@ class CampaignOptions:
         if not 0.0 <= self.symbolic_share <= 1.0:
             raise SecantError("--symbolic-share must be between 0 and 1",
                               "use 0 to turn the concolic stage off")
+        if self.corpus is not None and self.corpus.exists() and not self.corpus.is_dir():
+            raise SecantError(f"--corpus {self.corpus} is a file",
+                              "give a folder (it is created when missing)")
         if self.memory_budget < MIN_MEMORY_BUDGET_MB:
             raise SecantError(f"--memory-budget {self.memory_budget} is too small",
                               f"give at least {MIN_MEMORY_BUDGET_MB} (MB per worker)")
@@ -416,7 +420,7 @@ def _field_value(kind: Any, raw: Any) -> Any:
         if isinstance(raw, str):
             return (raw,)
         return tuple(str(item) for item in raw)
-    if text == "Path" and raw is not None:
+    if text in ("Path", "Path | None") and raw is not None:
         return Path(raw)
     return raw
 

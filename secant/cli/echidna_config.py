@@ -107,6 +107,10 @@ def echidna_table(path: Path) -> tuple[dict[str, Any], list[str]]:
                 table["exclude-function" if blacklist not in (False, "false") else
                       "only-function"] = named
             continue
+        if key == "corpusDir":
+            if raw:  # secant's own entries, in their format, beside Echidna's folders
+                table["corpus"] = str(corpus_folder(path, str(raw)))
+            continue
         if key not in KEYS:
             ignored.append(key)
             continue
@@ -120,6 +124,19 @@ def echidna_table(path: Path) -> tuple[dict[str, Any], list[str]]:
     notes = [f"{path.name}: not read (no secant equivalent yet): {', '.join(ignored)}"
              ] if ignored else []
     return table, notes
+
+
+def corpus_folder(config: Path, given: str) -> Path:
+    """Where secant keeps its corpus for a peer's corpus folder named in ``config``.
+
+    The sub-folder ``secant`` of it (Echidna's and Medusa's own files stay as they are, in
+    their formats), relative to the configuration file's folder as the peers' own runs from
+    the project root resolve it.
+    """
+    folder = Path(given)
+    if not folder.is_absolute():
+        folder = config.parent / folder
+    return folder / "secant"
 
 
 _KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*:(?:\s+(.*))?$")

@@ -209,6 +209,10 @@ def fuzz_command(
     no_prefix_cache: Annotated[bool, typer.Option(
         "--no-prefix-cache", help="Replay every sequence in full (no prefix-state cache).")
     ] = False,
+    corpus: Annotated[Path | None, typer.Option(
+        "--corpus", metavar="DIR",
+        help="A corpus folder kept across runs: its entries run first (adapted to the code "
+             "as it is now), and every new corpus entry is written there too.")] = None,
     memory_budget: Annotated[int, typer.Option(
         "--memory-budget", metavar="MB",
         help="Memory per worker for what grows with the search: the corpus's cost vectors "
@@ -375,6 +379,11 @@ def _run_built(campaign: Campaign, where: Path, resume: bool, quiet: bool,
         from secant.rerun.resume import resume as resume_from
 
         for line in resume_from(campaign, where).lines():
+            print(line, file=sys.stderr)
+    if campaign.config.shared_corpus is not None:
+        from secant.rerun.resume import import_corpus
+
+        for line in import_corpus(campaign, campaign.config.shared_corpus):
             print(line, file=sys.stderr)
     try:
         summary = _run(campaign, quiet)

@@ -14,6 +14,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from secant.cli.echidna_config import corpus_folder
 from secant.errors import SecantError
 
 PANIC_FLAGS = {
@@ -25,9 +26,8 @@ PANIC_FLAGS = {
 }
 """Medusa's ``panicCodeConfig`` switches and the Solidity panic code each reports."""
 
-_NOT_APPLIED = ("corpusDirectory",)
-"""``fuzzing`` settings that change the campaign but have no secant equivalent yet (secant
-keeps its corpus in ``--out``, in its own format)."""
+_NOT_APPLIED: tuple[str, ...] = ()
+"""``fuzzing`` settings that change the campaign but have no secant equivalent yet."""
 
 _DEPLOYED = "DeployedContract:"
 """Medusa's way to give a constructor the address of a contract deployed before it."""
@@ -66,6 +66,8 @@ def medusa_table(path: Path) -> tuple[dict[str, Any], list[str]]:
                             ("excludeFunctionSignatures", "exclude-function")):
             if fuzzing.get(key):
                 table[option] = [str(signature) for signature in fuzzing[key]]
+        if fuzzing.get("corpusDirectory"):
+            table["corpus"] = str(corpus_folder(path, str(fuzzing["corpusDirectory"])))
         if fuzzing.get("deployerAddress"):
             table["deployer"] = str(fuzzing["deployerAddress"])
         if fuzzing.get("senderAddresses"):

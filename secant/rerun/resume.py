@@ -24,7 +24,7 @@ dropped, and why.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -189,20 +189,64 @@ def resume(campaign: Campaign, folder: Path) -> ResumeReport:
         if moved:
             # The same bug under today's key (an edit moved its code): one file for it.
             path.unlink()
-    found_order = sorted(corpus, key=lambda entry: (_found_at(entry[1]), entry[0].name))
-    for path, data in found_order:
-        sequence, _ = corpus_adapter.adapt(data["sequence"])
-        if sequence is None:
-            continue
-        try:
-            cases.append(case_from_json(sequence, names, types_of))
-        except CaseError as exc:
-            report.unreadable[f"corpus/{path.name}"] = exc.one_line()
+    cases += _corpus_cases(corpus, corpus_adapter, report, names, types_of)
     for each in campaign.workers:
         report.imported += len(cases)
         each.import_cases(cases)
     campaign.resumed = report.to_json()
     return report
+
+
+def _corpus_cases(corpus: list[tuple[Path, dict[str, Any]]], adapter: Adapter,
+                  report: ResumeReport, names: Mapping[str, int],
+                  types_of: Callable[[int | None, str], tuple[VType, ...]]) -> list[TxSeq]:
+    """The cases of corpus entries in the order they were found, adapted to today's code."""
+    cases: list[TxSeq] = []
+    found_order = sorted(corpus, key=lambda entry: (_found_at(entry[1]), entry[0].name))
+    for path, data in found_order:
+        sequence, _ = adapter.adapt(data["sequence"])
+        if sequence is None:
+            continue
+        try:
+            cases.append(case_from_json(sequence, names, types_of))
+        except CaseError as exc:
+            report.unreadable[f"{path.parent.name}/{path.name}"] = exc.one_line()
+    return cases
+
+
+def import_corpus(campaign: Campaign, folder: Path) -> list[str]:
+    """Run the entries of a shared corpus folder (``--corpus``) in every worker first.
+
+    Each entry is adapted to today's code like a resumed corpus's (``secant.rerun.adapt``)
+    and re-executed within the run's budget. Returns what to tell the user, one line each.
+    """
+    report = ResumeReport()
+    corpus = _entries(folder, report)
+    if not corpus:
+        return []
+    chain = campaign.chain
+    functions, where = functions_of(chain)
+
+    def types_of(to: int | None, signature: str) -> tuple[VType, ...]:
+        name = None if to is None else next(
+            (n for n, a in where.items() if a == to), f"0x{to:040x}")
+        return functions[name][signature]
+
+    adapter = Adapter(functions, [data["sequence"] for _, data in corpus])
+    cases = _corpus_cases(corpus, adapter, report, chain.names(), types_of)
+    for each in campaign.workers:
+        each.import_cases(cases)
+    dropped = len(corpus) - len(cases)
+    campaign.shared_corpus = {"folder": str(folder), "entries": len(corpus),
+                              "run": len(cases), "adapted": adapter.report.adapted,
+                              "dropped": dropped}
+    line = (f"corpus {folder}: {len(cases)} of {len(corpus)} entr"
+            f"{'y' if len(corpus) == 1 else 'ies'} run first"
+            + (f" ({dropped} no longer fit the code)" if dropped else ""))
+    if adapter.report.adapted:
+        line += f"; {adapter.report.adapted} adapted to today's functions"
+    return [line] + [f"corpus {folder}: {name}: {why}"
+                     for name, why in report.unreadable.items()]
 
 
 def _same_site(shown: Mapping[str, Finding], data: Mapping[str, Any]) -> Finding | None:

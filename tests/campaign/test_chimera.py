@@ -173,8 +173,7 @@ def test_the_projects_echidna_config_is_read(project: Path) -> None:
     proc = run_cli("fuzz", ".", "--match-contract", "CryticTester", "--config", "echidna.yaml",
                    "--execs", "1000", "--seed", "1", "--out", str(out), "--quiet", cwd=project)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.splitlines() == [
-        "note: echidna.yaml: not read (no secant equivalent yet): corpusDir"]
+    assert proc.stderr.splitlines() == []  # corpusDir is read too
     summary = json.loads((out / "summary.json").read_text())
     # testMode assertion: the assertions only, as Echidna checks them in that mode.
     assert summary["oracles"] == ["assertion"]
@@ -191,6 +190,19 @@ def test_the_projects_echidna_config_is_read(project: Path) -> None:
     # 5000 calls.
     assert (fuzz["max_sequence_length"], fuzz["max_execs"], fuzz["max_transactions"]) == (
         20, 1000, None)
+    # corpusDir keeps secant's entries across runs, beside Echidna's own: the next run
+    # starts from them.
+    kept = sorted((project / "echidna" / "secant").glob("*.json"))
+    assert len(kept) == summary["corpus"] > 0
+    again = project.parent / "out-echidna-config-again"
+    proc = run_cli("fuzz", ".", "--match-contract", "CryticTester", "--config", "echidna.yaml",
+                   "--execs", "100", "--seed", "2", "--out", str(again), "--quiet",
+                   cwd=project)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"corpus echidna/secant: {len(kept)} of {len(kept)} entries run first"]
+    shared = json.loads((again / "summary.json").read_text())["shared_corpus"]
+    assert (shared["entries"], shared["run"], shared["dropped"]) == (len(kept), len(kept), 0)
 
 
 @needs_node

@@ -213,3 +213,36 @@ def test_all_contracts_senders_and_first_block_reach_the_campaign(tmp_path: Path
     last = finding["sequence"][-1]
     assert (last["function"], last["to"]) == ("take(uint256)", "Pool")
     assert {tx["sender"] for tx in finding["sequence"]} == {f"0x{0x1234:040x}"}
+
+
+@needs_node
+def test_a_corpus_folder_carries_the_coverage_from_one_run_to_the_next(tmp_path: Path
+                                                                       ) -> None:
+    shared = tmp_path / "corpus"
+    first = tmp_path / "first"
+    proc = run_cli("fuzz", str(EXAMPLES / "Baz.sol"), "--execs", "600", "--seed", "0",
+                   "--corpus", str(shared), "--out", str(first), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    before = json.loads((first / "summary.json").read_text())
+    entries = sorted(path.name for path in shared.glob("*.json"))
+    assert entries == sorted(path.name for path in (first / "corpus").glob("*.json"))
+    assert len(entries) == before["corpus"] > 1
+    # The next run, another seed and a budget that only just runs them: it starts where
+    # the first ended.
+    second = tmp_path / "second"
+    proc = run_cli("fuzz", str(EXAMPLES / "Baz.sol"), "--execs", str(len(entries)),
+                   "--seed", "1", "--corpus", str(shared), "--out", str(second), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"corpus {shared}: {len(entries)} of {len(entries)} entries run first"]
+    after = json.loads((second / "summary.json").read_text())
+    assert after["shared_corpus"]["run"] == len(entries)
+    assert after["branches_covered"] == before["branches_covered"]
+    assert sorted(path.name for path in shared.glob("*.json")) == entries  # none new, none lost
+    # A file where the folder should be is one line naming the fix.
+    (tmp_path / "file").write_text("")
+    proc = run_cli("fuzz", str(EXAMPLES / "Baz.sol"), "--execs", "10",
+                   "--corpus", str(tmp_path / "file"), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [f"error: --corpus {tmp_path / 'file'} is a file; "
+                                        "give a folder (it is created when missing)"]

@@ -48,10 +48,11 @@ def test_keys_with_an_equivalent_become_options_and_the_rest_a_note(tmp_path: Pa
         "oracles": "assertion", "property-prefix": ["check_"], "max-sequence-length": 20,
         "calls": 5000, "time": "90s", "shrink-limit": 16,
         "sender": [f"0x{0x10000:040x}", f"0x{0x20000:040x}"], "value": 1000,
-        "all-contracts": True, "deployer": f"0x{0x30000:040x}", "workers": 4}
+        "all-contracts": True, "deployer": f"0x{0x30000:040x}", "workers": 4,
+        # secant's own entries beside Echidna's, relative to the file's folder.
+        "corpus": str(tmp_path / "corpus # not a comment" / "secant")}
     # An empty filterFunctions filters nothing, so it needs no note.
-    assert notes == ["echidna.yaml: not read (no secant equivalent yet): corpusDir, "
-                     "cryticArgs"]
+    assert notes == ["echidna.yaml: not read (no secant equivalent yet): cryticArgs"]
 
 
 @pytest.mark.parametrize(("size", "unlimited"), [(0x6000, False), (0x10000, True)])
