@@ -234,15 +234,22 @@ def import_corpus(campaign: Campaign, folder: Path) -> list[str]:
 
     adapter = Adapter(functions, [data["sequence"] for _, data in corpus])
     cases = _corpus_cases(corpus, adapter, report, chain.names(), types_of)
+    first = campaign.first.fuzzer.stats
+    before = first.execs
     for each in campaign.workers:
         each.import_cases(cases)
+    # The first worker runs them here and now; the others (processes, Ray actors) at the
+    # start of their first epoch, each within its own share of the budget.
+    ran = first.execs - before
     dropped = len(corpus) - len(cases)
     campaign.shared_corpus = {"folder": str(folder), "entries": len(corpus),
-                              "run": len(cases), "adapted": adapter.report.adapted,
+                              "run": ran, "adapted": adapter.report.adapted,
                               "dropped": dropped}
-    line = (f"corpus {folder}: {len(cases)} of {len(corpus)} entr"
+    line = (f"corpus {folder}: {ran} of {len(corpus)} entr"
             f"{'y' if len(corpus) == 1 else 'ies'} run first"
-            + (f" ({dropped} no longer fit the code)" if dropped else ""))
+            + (f" ({dropped} no longer fit the code)" if dropped else "")
+            + (f" ({len(cases) - ran} left out: the budget ran out)"
+               if ran < len(cases) else ""))
     if adapter.report.adapted:
         line += f"; {adapter.report.adapted} adapted to today's functions"
     return [line] + [f"corpus {folder}: {name}: {why}"
