@@ -41,7 +41,7 @@ from secant.engine.values import vtype
 from secant.errors import SecantError
 from secant.evm.analysis import analyze
 from secant.evm.crypto import keccak256
-from secant.evm.opcodes import CALL, GAS, NUMBER, TIMESTAMP
+from secant.evm.opcodes import CALL, CALLCODE, GAS, NUMBER, SELFDESTRUCT, TIMESTAMP
 from secant.oracles.flows import call_sites
 from secant.oracles.property import PROPERTY_PREFIXES, is_property_name
 from secant.oracles.registry import recordings
@@ -253,10 +253,13 @@ def input_space(chain: TestChain, specs: Sequence[FunctionSpec],
     # attacker contract's value is paid by the account that relays its transaction.
     relays = {c.address for c in chain.attacker_contracts}
     payers = [s for s in senders if s not in relays] or [chain.deployer.address]
+    untrusted = frozenset(s.address for s in chain.attackers) | relays
     return InputSpace(list(specs), senders, Dictionary(constants, addresses),
                       max_value=min(chain.balance(s) for s in payers),
                       reads_time=block_steps and TIMESTAMP in opcodes,
-                      reads_number=block_steps and NUMBER in opcodes, stateful=stateful)
+                      reads_number=block_steps and NUMBER in opcodes, stateful=stateful,
+                      untrusted=untrusted & frozenset(senders),
+                      pays_out=bool(opcodes & {CALL, CALLCODE, SELFDESTRUCT}))
 
 
 class _PrefixHints(FuzzListener):

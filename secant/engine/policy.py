@@ -105,6 +105,10 @@ class InputSpace:
     stateful: bool = False
     """Properties are checked after every transaction (an invariant suite): sequences grow
     without demand, and random runs of the longest length are tried."""
+    untrusted: frozenset[int] = frozenset()
+    """The senders of the attacker side (attacker accounts and contracts)."""
+    pays_out: bool = False
+    """The code can send ether (a CALL, CALLCODE or SELFDESTRUCT)."""
 
 
 BranchSide = tuple[bytes, int, bool]

@@ -60,12 +60,17 @@ class Case:
 # hundred); the comment after each case says how many it takes.
 VULNERABLE = [
     # SWC-105, leaking ether.
-    Case("leaking/MisnamedConstructor.sol", "SavingsJar", "leaking-ether", 1, 1600,
-         marker="msg.sender.transfer"),  # 519
+    Case("leaking/MisnamedConstructor.sol", "SavingsJar", "leaking-ether", 0, 300,
+         marker="msg.sender.transfer"),  # 70
     Case("leaking/WrongBalanceCheck.sol", "DepositBox", "leaking-ether", 0, 500, ETHER,
          marker="msg.sender.transfer"),  # 37
-    Case("leaking/UncheckedCredit.sol", "CreditLine", "leaking-ether", 1, 12000,
-         marker="payable(msg.sender).transfer"),  # 4303: a user's deposit, then the draw
+    # A user's deposit, then the draw: the funded seeds try exactly that (seed 0 takes
+    # 8,457 executions, seed 3 the third).
+    Case("leaking/UncheckedCredit.sol", "CreditLine", "leaking-ether", 3, 300,
+         marker="payable(msg.sender).transfer"),  # 3
+    # Empty at deployment: a funded seed (a trusted tip, then the sweep) shows it.
+    Case("leaking/OpenSweep.sol", "OpenTipJar", "leaking-ether", 0, 300,
+         marker="payable(msg.sender).transfer"),  # 3
     # SWC-106, suicidal.
     Case("suicidal/OpenClose.sol", "Raffle", "suicidal", 0, 300,
          marker="selfdestruct("),  # 1
@@ -121,6 +126,7 @@ SAFE = [
     Case("leaking/PullPayments.sol", "Auction", "leaking-ether", value=ETHER),
     Case("leaking/GuardedWallet.sol", "GuardedWallet", "leaking-ether", value=ETHER),
     Case("leaking/SafeCredit.sol", "SafeCreditLine", "leaking-ether", value=ETHER),
+    Case("leaking/OwnerSweep.sol", "OwnerTipJar", "leaking-ether"),
     Case("suicidal/OwnerClose.sol", "OwnedRaffle", "suicidal", value=1000),
     Case("suicidal/GuardedManager.sol", "GuardedVault", "suicidal", value=1000),
     Case("suicidal/OwnableStop.sol", "OwnablePool", "suicidal", value=1000),

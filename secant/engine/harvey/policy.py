@@ -45,7 +45,7 @@ configuration gives it a share and the campaign's context can replay cases symbo
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from secant.engine.corpus import Seed
@@ -80,6 +80,9 @@ Rounds = Generator[Proposal, Outcome, None]
 RANDOM_RUN_SHARE = 0.1
 """In an invariant suite, the share of executions that are random runs of the longest
 length (module docstring)."""
+
+FUNDING = 10 ** 18
+"""The ether a trusted sender pays a contract before a funded seed's call (one ether)."""
 
 
 @dataclass
@@ -230,12 +233,38 @@ class HarveyPolicy(Policy):
                     if fuzzer.exhausted():
                         return
                     yield Proposal((self.mutator.random_tx(spec, self.rng),), "init")
+                yield from self._funded_seeds()
                 continue
             yield from self._random_runs()
             for stage in self.stages:
                 if not stage.switched_off:
                     yield from self._stage(stage)
             yield from self._round()
+
+    def _funded_seeds(self) -> Rounds:
+        """RUNSEEDS from a funded state: a trusted sender pays, then a call by an attacker.
+
+        Each function that takes no ether is called after a trusted sender paid the
+        contract through a payable function, by the attacker side when there is one. A
+        contract that holds what its users paid and can send ether may give it to the
+        wrong caller (SWC-105), and a payout's path is often the same whether the contract
+        holds ether or not, so neither coverage nor Harvey's demand (storage reads) would
+        ever put a payment before it. One case per function, after the usual seeds.
+        """
+        space, rng, fuzzer = self.space, self.rng, self.fuzzer
+        payable = [spec for spec in self.mutator.functions if spec.payable]
+        trusted = [sender for sender in space.senders if sender not in space.untrusted]
+        if not (space.pays_out and payable and trusted):
+            return
+        callers = [s for s in space.senders if s in space.untrusted] or list(space.senders)
+        for index, spec in enumerate(f for f in self.mutator.functions if not f.payable):
+            if fuzzer.exhausted():
+                return
+            pay = self.mutator.random_tx(payable[index % len(payable)], rng,
+                                         sender=trusted[index % len(trusted)])
+            pay = replace(pay, value=max(pay.value, min(FUNDING, space.max_value)))
+            call = self.mutator.random_tx(spec, rng, sender=callers[index % len(callers)])
+            yield Proposal((pay, call), "init")
 
     def _random_runs(self) -> Rounds:
         """In an invariant suite, random runs of the longest length up to their share."""
