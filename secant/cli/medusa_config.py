@@ -84,16 +84,13 @@ def medusa_table(path: Path) -> tuple[dict[str, Any], list[str]]:
         balances = [_wei(text) for text in fuzzing.get("targetContractsBalances") or []]
         # One per target contract, sent with its deployment; secant sends ether to the
         # main contract's constructor only.
-        if len(balances) >= len(targets) > 0 and balances[len(targets) - 1]:
-            table["value"] = balances[len(targets) - 1]
-        if any(balances[:max(len(targets) - 1, 0)]):
-            unsent = [name for name, wei in zip(targets, balances, strict=False)
-                      if wei and name != targets[-1]]
-            notes_early = [f"{path.name}: targetContractsBalances for {', '.join(unsent)} not "
-                           "sent (secant sends ether to the main contract's constructor only, "
-                           "--value)"]
-        else:
-            notes_early = []
+        main = len(targets) - 1
+        if 0 <= main < len(balances) and balances[main]:
+            table["value"] = balances[main]
+        unsent = [name for name, wei in zip(targets[:-1], balances, strict=False) if wei]
+        notes_early = [f"{path.name}: targetContractsBalances for {', '.join(unsent)} not "
+                       "sent (secant sends ether to the main contract's constructor only, "
+                       "--value)"] if unsent else []
     except (TypeError, ValueError) as exc:
         raise MedusaConfigError(f"{path}: {exc}", "give the setting as Medusa documents it"
                                 ) from None

@@ -148,11 +148,7 @@ def resume(campaign: Campaign, folder: Path) -> ResumeReport:
     finding_adapter = Adapter(functions, recorded)
     corpus_adapter = Adapter(functions, recorded)
     report.findings, report.corpus = finding_adapter.report, corpus_adapter.report
-
-    def types_of(to: int | None, signature: str) -> tuple[VType, ...]:
-        name = None if to is None else next(
-            (n for n, a in where.items() if a == to), f"0x{to:040x}")
-        return functions[name][signature]
+    types_of = _types_of(functions, where)
 
     cases: list[TxSeq] = []
     worker = campaign.first
@@ -197,6 +193,17 @@ def resume(campaign: Campaign, folder: Path) -> ResumeReport:
     return report
 
 
+def _types_of(functions: Functions, where: Mapping[str | None, int | None]
+              ) -> Callable[[int | None, str], tuple[VType, ...]]:
+    """The argument types of a function called at an address (``case_from_json``'s need)."""
+    def types_of(to: int | None, signature: str) -> tuple[VType, ...]:
+        name = None if to is None else next(
+            (n for n, a in where.items() if a == to), f"0x{to:040x}")
+        return functions[name][signature]
+
+    return types_of
+
+
 def _corpus_cases(corpus: list[tuple[Path, dict[str, Any]]], adapter: Adapter,
                   report: ResumeReport, names: Mapping[str, int],
                   types_of: Callable[[int | None, str], tuple[VType, ...]]) -> list[TxSeq]:
@@ -226,11 +233,7 @@ def import_corpus(campaign: Campaign, folder: Path) -> list[str]:
         return []
     chain = campaign.chain
     functions, where = functions_of(chain)
-
-    def types_of(to: int | None, signature: str) -> tuple[VType, ...]:
-        name = None if to is None else next(
-            (n for n, a in where.items() if a == to), f"0x{to:040x}")
-        return functions[name][signature]
+    types_of = _types_of(functions, where)
 
     adapter = Adapter(functions, [data["sequence"] for _, data in corpus])
     cases = _corpus_cases(corpus, adapter, report, chain.names(), types_of)
