@@ -6,33 +6,44 @@ steps, so that a campaign is the same wherever it is built:
 
 1. :func:`compile_inputs` compiles the input with the options' compiler settings;
 2. :func:`plan_campaigns` picks the campaigns of the input (a test contract gives up to
-   two) and writes the manifest each records;
+   two) and writes the manifest each records; code too large to deploy that the user did
+   not choose to compile unoptimized is compiled again with the optimizer first;
 3. :func:`build_campaign` builds one of them: its chain, its policy, its output folder.
+
+A main contract whose constructor fails an assertion under every argument set tried gives
+no campaign but a finding of its deployment (:attr:`Planned.deployment_finding`), written as
+a campaign's are by :func:`write_deployment_finding`.
 
 Nothing here prints: notes are returned for the caller to show.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
-from secant.campaign.campaign import Campaign
+from secant.campaign.campaign import Campaign, finding_file_name
 from secant.campaign.manifest import Manifest, describe
 from secant.campaign.options import CampaignOptions
 from secant.campaign.plan import CampaignPlan, plan
 from secant.campaign.processes import ProcessWorker, processes_available
 from secant.campaign.remote import RemoteWorker
+from secant.chain.deploy import CodeSizeExceeded, ConstructorPanicked
 from secant.compile import compile_options_for
 from secant.compile.artifacts import Compilation
-from secant.compile.loader import load
+from secant.compile.loader import load, select_contract
 from secant.compile.project import project_of
 from secant.compile.solc import SolcManager
 from secant.compile.solidity import CompileOptions
 from secant.engine.policy import Policy, PolicyContext, PolicyFactory
 from secant.errors import SecantError
+from secant.files import write_atomic
 from secant.learn.dataset import DATASET_FILE, DatasetWriter
+from secant.oracles.assertion import ASSERT_PANIC, AssertionOracle
+from secant.types import Finding
 
 
 @dataclass
@@ -62,6 +73,10 @@ class Planned:
     options: CampaignOptions
     plans: list[CampaignPlan]
     manifest: Manifest
+    notes: list[str] = field(default_factory=list)
+    """What planning has to say before the campaigns' own notes (the optimizer turned on)."""
+    deployment_finding: Finding | None = None
+    """The main contract's constructor failed an assertion: the finding, and no plans."""
 
     def folder(self, index: int) -> Path:
         """Where campaign ``index`` writes: the output folder, or its sub-folder of several."""
@@ -71,21 +86,116 @@ class Planned:
 
 
 def plan_campaigns(options: CampaignOptions, compiled: Compiled) -> Planned:
-    """The campaigns of the compiled input as the options select them, and their manifest."""
-    selection = options.selection()
-    chain_config = options.chain_config()
-    campaign_config = options.campaign_config()
-    project = options.path.is_dir()
-    plans = plan(compiled.compilations, selection, chain_config, campaign_config,
-                 project=project)
+    """The campaigns of the compiled input as the options select them, and their manifest.
+
+    When deploying fails only because created code exceeds the size limit and the user
+    chose neither the optimizer (nor did a project) nor ``--unlimited-code-size``, the input
+    is compiled again with the optimizer (at solc's default runs), as its authors would
+    have deployed it; the returned options record that choice (a replay or resume compiles
+    the same), and a note says so. Still too large: the first error.
+
+    When the main contract's constructor fails an assertion (a file's, the assertion
+    oracle on), the planned run has no campaign but ``deployment_finding``.
+    """
+    try:
+        return _plan_sized(options, compiled)
+    except ConstructorPanicked as panic:
+        selection = options.selection()
+        _, main = select_contract(list(compiled.compilations), selection.contract)
+        if (options.path.is_dir() or panic.contract.qualified_name != main.qualified_name
+                or selection.oracles is not None
+                and AssertionOracle.name not in selection.oracles):
+            raise
+        return Planned(options, [], _manifest(options, compiled),
+                       deployment_finding=deployment_finding(panic))
+
+
+def deployment_finding(panic: ConstructorPanicked) -> Finding:
+    """The finding of a constructor that failed an assertion: the deployment is its case.
+
+    Its sequence is empty (deploying shows it), its function ``constructor``, its pc and
+    source the check's in the creation code; rated and keyed as the assertion oracle does a
+    transaction's.
+    """
+    code = panic.panic_code
+    assertion = code in (None, ASSERT_PANIC)
+    source = (f"{panic.location.source}:{panic.location.line}"
+              if panic.location is not None else None)
+    name = panic.contract.name
+    return Finding(kind="assertion" if assertion else "panic",
+                   swc="SWC-110" if assertion else "", contract=name, function="constructor",
+                   pc=panic.pc, source=source,
+                   detail=f"{panic.detail} while deploying {name}: its constructor fails"
+                          f"{panic.args_note}",
+                   key=(AssertionOracle.name, "deployment", name, panic.pc, code),
+                   oracle=AssertionOracle.name, severity=AssertionOracle.severity,
+                   confidence=AssertionOracle.confidence)
+
+
+def write_deployment_finding(planned: Planned) -> dict[str, Any]:
+    """Write the deployment finding of ``planned`` as a campaign writes its findings.
+
+    ``findings/`` holds its file and ``summary.json`` a summary of no executions with it
+    and the manifest (a replay deploys again, and so shows it again). Returns the summary.
+    """
+    finding = planned.deployment_finding
+    assert finding is not None
+    out = planned.options.out
+    (out / "findings").mkdir(parents=True, exist_ok=True)
+    name = finding_file_name(finding.oracle, finding.key)
+    write_atomic(out / "findings" / name, json.dumps(finding.to_json(), indent=1))
+    manifest = planned.manifest
+    manifest.start()
+    manifest.end("completed")
+    summary: dict[str, Any] = {
+        "execs": 0, "transactions": 0, "elapsed_s": 0.0, "paths": 0, "corpus": 0,
+        "branches_covered": 0, "branches_total": 0,
+        "contract": finding.contract, "seed": planned.options.seed,
+        "oracles": [AssertionOracle.name], "findings": [finding.to_json()],
+        "deployment_finding": True, "notes": list(planned.notes), "internal_errors": [],
+        "manifest": manifest.to_json()}
+    write_atomic(out / "summary.json", json.dumps(summary, indent=1))
+    return summary
+
+
+def _plan_sized(options: CampaignOptions, compiled: Compiled) -> Planned:
+    """``plan_campaigns`` with code too large compiled again with the optimizer."""
+    try:
+        return _plan(options, compiled)
+    except CodeSizeExceeded as too_large:
+        if (options.optimize is not None or compiled.settings.optimize is not None
+                or options.unlimited_code_size
+                or not any(c.origin == "solc" for c in compiled.compilations)):
+            raise
+        optimized = replace(options, optimize=True)
+        again = compile_inputs(optimized)
+        try:
+            planned = _plan(optimized, again)
+        except CodeSizeExceeded:
+            raise too_large from None
+        planned.notes[:0] = [f"{too_large.message}; compiled "
+                             "again with the optimizer (200 runs), as such code is deployed "
+                             "(pass --no-optimize with --unlimited-code-size to fuzz it "
+                             "unoptimized)", *again.notes]
+        return planned
+
+
+def _plan(options: CampaignOptions, compiled: Compiled) -> Planned:
+    """``plan_campaigns`` with the input as compiled."""
+    plans = plan(compiled.compilations, options.selection(), options.chain_config(),
+                 options.campaign_config(), project=options.path.is_dir())
+    return Planned(options, plans, _manifest(options, compiled))
+
+
+def _manifest(options: CampaignOptions, compiled: Compiled) -> Manifest:
+    """The manifest of the campaigns of ``options`` on the input as compiled."""
     found = project_of(options.path)
-    manifest = describe(inputs=[options.path], project=project,
-                        foundry=found is not None and found.kind == "foundry",
-                        selection=selection, given=options.compile_flags(),
-                        settings=compiled.settings, compilations=compiled.compilations,
-                        chain_config=chain_config, config=campaign_config,
-                        options=options.to_record())
-    return Planned(options, plans, manifest)
+    return describe(inputs=[options.path], project=options.path.is_dir(),
+                    foundry=found is not None and found.kind == "foundry",
+                    selection=options.selection(), given=options.compile_flags(),
+                    settings=compiled.settings, compilations=compiled.compilations,
+                    chain_config=options.chain_config(), config=options.campaign_config(),
+                    options=options.to_record())
 
 
 @dataclass
@@ -107,9 +217,12 @@ def build_campaign(planned: Planned, index: int, seconds: float | None = None) -
     corpus = planned.options.corpus
     if corpus is not None and len(planned.plans) > 1:
         corpus = corpus / chosen.slug  # each test contract's cases apart, as in --out
-    return build_plan(planned.options, chosen,
-                      planned.manifest.for_campaign(chosen.name, chosen.slug),
-                      planned.folder(index), seconds, corpus)
+    built = build_plan(planned.options, chosen,
+                       planned.manifest.for_campaign(chosen.name, chosen.slug),
+                       planned.folder(index), seconds, corpus)
+    if index == 0:
+        built.notes[:0] = planned.notes
+    return built
 
 
 def build_plan(options: CampaignOptions, chosen: CampaignPlan, manifest: Manifest,

@@ -19,7 +19,9 @@ them.
 Generation (:func:`generate_value`) draws type-valid values from an explicit
 ``random.Random``: small non-zero numbers, addresses of the chain's trusted senders (or of a
 deployed contract of the parameter's contract type), short strings and byte strings, arrays
-of one to three elements.
+of one to three elements. When a constructor refuses those, :func:`alternative_values` gives
+a few other sets shaped the way constructors commonly check their arguments: arrays of one
+common length (``owners.length == shares.length``), distinct addresses, small numbers.
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ from secant.abi import AbiParam, encode
 from secant.chain.errors import ConstructorArgumentError
 
 __all__ = [
+    "ALTERNATIVE_SETS",
     "AddressChooser",
+    "alternative_values",
     "order_named",
     "encode_arguments",
     "format_value",
@@ -390,3 +394,60 @@ def format_value(value: Any, param: AbiParam | None = None) -> str:
     if isinstance(value, str):
         return json.dumps(value)
     return str(value)
+
+
+ALTERNATIVE_SETS = 4
+"""How many other argument sets :func:`alternative_values` gives."""
+
+
+def alternative_values(params: Sequence[AbiParam], rng: random.Random,
+                       choose_address: AddressChooser | None, addresses: Sequence[int],
+                       index: int) -> list[Any]:
+    """Argument set ``index`` (0 to :data:`ALTERNATIVE_SETS` - 1) for a refusing constructor.
+
+    For a constructor that reverted with the generated arguments.
+    Every set gives all dynamic arrays one common length and every ``address`` a different
+    value: ``addresses`` in order (the chain's trusted senders), then fresh ones (a
+    parameter of a contract type still gets ``choose_address``'s contract). The numbers
+    are, by ``index``: between 1 and 10 (length 1 to 3), all 1 (length 1), all 0 (length
+    2), up to 1000 (length 1 to 3). Deterministic in ``rng``.
+    """
+    ones = index == 1
+    zeros = index == 2
+    length = 1 if ones else 2 if zeros else rng.randint(1, 3)
+    ceiling = 10 if index == 0 else 1000
+    pool = list(addresses)
+    taken: set[int] = set()
+
+    def address(param: AbiParam) -> int:
+        internal = param.internal_type or ""
+        if internal.startswith("contract ") and choose_address is not None:
+            return choose_address(param, rng)
+        while pool:
+            candidate = pool.pop(0)
+            if candidate not in taken:
+                taken.add(candidate)
+                return candidate
+        fresh = rng.getrandbits(160) or 1
+        taken.add(fresh)
+        return fresh
+
+    def value(param: AbiParam) -> Any:
+        array = _element(param)
+        if array is not None:
+            element, fixed = array
+            return [value(element) for _ in range(fixed if fixed is not None else length)]
+        if param.type == "tuple":
+            return tuple(value(c) for c in param.components)
+        if param.type == "address":
+            return address(param)
+        match = _INT_RE.match(param.type)
+        if match is not None:
+            bits = int(match.group(2) or 256)
+            high = (1 << (bits - 1)) - 1 if not match.group(1) else (1 << bits) - 1
+            return 1 if ones else 0 if zeros else rng.randint(1, min(high, ceiling))
+        if param.type == "bool":
+            return not zeros
+        return generate_value(param, rng, choose_address)
+
+    return [value(param) for param in params]

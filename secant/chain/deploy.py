@@ -10,7 +10,12 @@
    a ``contract X`` parameter gets a deployed ``X`` (deployed on demand when the input
    defines it), any other address a trusted sender;
 3. the creation transaction runs from the deployer; a revert becomes
-   :class:`~secant.chain.errors.ConstructorReverted` with the decoded reason;
+   :class:`~secant.chain.errors.ConstructorReverted` with the decoded reason, a failed
+   assertion (a panic of :data:`CONSTRUCTOR_PANICS`, INVALID) :class:`ConstructorPanicked`
+   with the check's place in the creation code, code over the size limit
+   :class:`CodeSizeExceeded`; generated arguments a constructor refuses are replaced by
+   other generated sets (``Deployer._other_arguments``), and a payable constructor that
+   refuses to run without ether is given some (``Deployer._with_ether``);
 4. contracts the constructor itself created are recognised by their runtime code and
    entered in the :class:`AddressBook` too, so every deployed contract stays callable.
 
@@ -25,10 +30,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from secant.abi import Abi, AbiFunction, AbiParam, decode_revert
+from secant.abi import PANIC_CODES, Abi, AbiFunction, AbiParam, decode_revert
 from secant.chain.accounts import Sender
 from secant.chain.arguments import (
+    ALTERNATIVE_SETS,
     AddressChooser,
+    alternative_values,
     encode_arguments,
     format_value,
     generate_values,
@@ -37,14 +44,19 @@ from secant.chain.arguments import (
 from secant.chain.errors import ConstructorReverted, DeploymentFailed
 from secant.compile.artifacts import Bytecode, Compilation, CompiledContract
 from secant.compile.srcmap import SourceLocation
+from secant.evm.analysis import CodeAnalysis
+from secant.evm.forks import CANCUN
 from secant.evm.inspector import Inspector
-from secant.evm.opcodes import CREATE, CREATE2
+from secant.evm.opcodes import CREATE, CREATE2, JUMP, JUMPI
 from secant.evm.state import WorldState
 from secant.evm.transaction import TxResult
 
 __all__ = [
     "AddressBook",
     "ChainContext",
+    "CONSTRUCTOR_PANICS",
+    "CodeSizeExceeded",
+    "ConstructorPanicked",
     "DeployedContract",
     "Deployer",
     "matches_runtime",
@@ -55,6 +67,52 @@ _CREATE_KINDS = (CREATE, CREATE2)
 CONSTRUCTOR_ETHER = (10**18, 10**17, 10**16, 10 * 10**18, 100 * 10**18, 1)
 """Wei a payable constructor that reverts without ether is tried with, in order: one ether
 first (the usual deposit), then smaller and larger round amounts, then one wei."""
+
+
+class CodeSizeExceeded(DeploymentFailed):
+    """A deployment failed only because the created code exceeds the size limit (EIP-170)."""
+
+
+CONSTRUCTOR_PANICS = frozenset({0x00, 0x01, 0x22, 0x51})
+"""Panic codes of a constructor that are a bug rather than a refusal of its arguments: a
+failed ``assert`` (0x01), the generic compiler panic, a corrupt storage byte array, a call
+of a zero function pointer. The checks solc inserts for inputs (overflow, division by zero,
+an index out of bounds) are how a constructor says no, as a ``require`` is."""
+
+
+class ConstructorPanicked(DeploymentFailed):
+    """The constructor failed an assertion: a Solidity panic, or INVALID (solc < 0.8).
+
+    ``panic_code`` is None for INVALID. ``pc`` is the failing check in the creation code
+    (the last jump from user code before the panic, as the assertion oracle finds it in
+    runtime code) and ``location`` its source; ``args_note`` names generated arguments.
+    """
+
+    def __init__(self, contract: CompiledContract, panic_code: int | None, pc: int,
+                 location: SourceLocation | None, args_note: str = "") -> None:
+        where = f" at {location.source}:{location.line}" if location is not None else ""
+        super().__init__(
+            f"the constructor of {contract.name} failed an assertion{where}: "
+            f"{panic_description(panic_code)}{args_note}",
+            "fix the constructor's assertion, or pass constructor arguments that satisfy it "
+            "with --arg")
+        self.contract = contract
+        self.panic_code = panic_code
+        self.pc = pc
+        self.location = location
+        self.args_note = args_note
+
+    @property
+    def detail(self) -> str:
+        """What failed, in the words the assertion oracle uses for a transaction's panic."""
+        return panic_description(self.panic_code)
+
+
+def panic_description(code: int | None) -> str:
+    """``Panic(0x01): assertion failed``, or INVALID's description for None."""
+    if code is None:
+        return "INVALID opcode reached (assert in solc < 0.8)"
+    return f"Panic(0x{code:02x}): {PANIC_CODES.get(code, 'unknown panic code')}"
 
 
 @dataclass(eq=False)
@@ -183,16 +241,24 @@ class ChainContext(Protocol):
 
 
 class _CreationRecorder(Inspector):
-    """Remembers every contract creation that succeeded during a transaction."""
+    """Remembers every contract creation that succeeded during a transaction.
+
+    And the blocks the creation itself ran, in order (``trail``): where a failing
+    constructor's check is. Recorded without hooks (``branch_log``), as cheap as can be.
+    """
 
     def __init__(self) -> None:
         self.created: list[int] = []
+        self.trail: list[int] = []
+        self.branch_log = []
 
     def on_message_end(self, kind: int, target: int, depth: int, success: bool,
                        reverted: bool, output: bytes, gas_left: int, error: str | None,
                        frame: Any) -> None:
         if kind in _CREATE_KINDS and success:
             self.created.append(target)
+        if depth == 0 and frame is not None:
+            self.trail = list(frame.trail)
 
 
 def _masks(code: Bytecode) -> list[tuple[int, int]]:
@@ -318,14 +384,65 @@ class Deployer:
                     f"the constructor of {contract.name} is not payable but {value} wei "
                     "were to be sent", "deploy without a value")
             try:
-                return self._create(compilation, contract, values, value, role, encoded, note)
-            except ConstructorReverted as refused:
-                if value or constructor is None or not constructor.payable:
+                return self._attempt(compilation, contract, values, value, role, encoded, note)
+            except (ConstructorReverted, ConstructorPanicked) as refused:
+                if args is not None or constructor is None or not constructor.inputs:
                     raise
-                return self._with_ether(compilation, contract, values, role, encoded, note,
-                                        refused)
+                return self._other_arguments(compilation, contract, values, value, role,
+                                             refused)
         finally:
             self._pending.discard(contract.qualified_name)
+
+    def _attempt(self, compilation: Compilation, contract: CompiledContract,
+                 values: list[Any], value: int, role: str, encoded: bytes,
+                 note: str | None) -> DeployedContract:
+        """One argument set: the creation, then with ether when a payable one refuses."""
+        constructor = contract.abi.constructor
+        try:
+            return self._create(compilation, contract, values, value, role, encoded, note)
+        except ConstructorReverted as refused:
+            if value or constructor is None or not constructor.payable:
+                raise
+            return self._with_ether(compilation, contract, values, role, encoded, note,
+                                    refused)
+
+    def _other_arguments(self, compilation: Compilation, contract: CompiledContract,
+                         refused_values: list[Any], value: int, role: str,
+                         refused: ConstructorReverted | ConstructorPanicked
+                         ) -> DeployedContract:
+        """A constructor that refused its generated arguments, given other generated sets.
+
+        Why: a constructor that checks its arguments (``owners.length == shares.length``,
+        ``secret <= 10``, distinct owners) refuses most random draws, and the contract is
+        then never fuzzed. The sets (:func:`~secant.chain.arguments.alternative_values`) are
+        drawn from the seed, each tried as the first was (with ether when payable); the
+        first accepted is kept and named in the note. None accepted: the first refusal (a
+        failed assertion stays one: every set was tried).
+        """
+        constructor = contract.abi.constructor
+        assert constructor is not None
+        params = constructor.inputs
+        what = f"the constructor of {contract.name}"
+        trusted = [s.address for s in self.chain.senders if s.trusted]
+        for index in range(ALTERNATIVE_SETS):
+            rng = random.Random(f"{self.chain.seed}:{contract.name}:other arguments {index}")
+            values = alternative_values(params, rng, self._choose_address(compilation),
+                                        trusted, index)
+            note = (f"no constructor arguments given for {contract.name}; its constructor "
+                    f"refused {_describe_args(params, refused_values)} (generated from seed "
+                    f"{self.chain.seed}), deployed with {_describe_args(params, values)} "
+                    "instead (pass --arg to choose them)")
+            try:
+                encoded = encode_arguments(params, values, what)
+                return self._attempt(compilation, contract, values, value, role, encoded,
+                                     note)
+            except (ConstructorReverted, ConstructorPanicked):
+                continue
+        others = f" (and with {ALTERNATIVE_SETS} other generated argument sets)"
+        if isinstance(refused, ConstructorPanicked):
+            raise ConstructorPanicked(contract, refused.panic_code, refused.pc,
+                                      refused.location, refused.args_note + others)
+        raise ConstructorReverted(contract.name, refused.reason, refused.args_note + others)
 
     def _with_ether(self, compilation: Compilation, contract: CompiledContract,
                     values: list[Any], role: str, encoded: bytes, note: str | None,
@@ -378,27 +495,63 @@ class Deployer:
         sender = self.chain.deployer.address
         result = self.chain.transact_raw(sender, None, initcode, value, recorder)
         generated = note is not None
+        constructor = contract.abi.constructor
+        params = constructor.inputs if constructor is not None else ()
+        shown = (f" (with generated arguments {_describe_args(params, values)})"
+                 if generated else "")
         if result.reverted:
-            constructor = contract.abi.constructor
-            params = constructor.inputs if constructor is not None else ()
-            shown = (f" (with generated arguments {_describe_args(params, values)})"
-                     if generated else "")
             errors = [*contract.abi.errors, *(e for c in self.chain.book for e in c.abi.errors)]
-            raise ConstructorReverted(contract.name, decode_revert(result.output, errors), shown)
+            reason = decode_revert(result.output, errors)
+            if reason.kind == "panic" and reason.panic_code in CONSTRUCTOR_PANICS:
+                raise self._panicked(compilation, contract, initcode, recorder.trail,
+                                     reason.panic_code, shown)
+            raise ConstructorReverted(contract.name, reason, shown)
+        if result.error == "invalid opcode" and recorder.trail:
+            raise self._panicked(compilation, contract, initcode, recorder.trail, None, shown)
         # ``error`` is checked too: a top-level creation that fails its code-size or deposit
         # check may come back with success set (interpreter quirk), but always with an error.
         if not result.success or result.error is not None or result.created_address is None:
             error = result.error or "unknown error"
-            hint = ("pass --unlimited-code-size (ChainConfig.unlimited_code_size) or enable the "
-                    "optimizer" if "size" in error else
-                    "check the constructor; it must finish within the block gas limit")
-            raise DeploymentFailed(f"deploying {contract.name} failed: {error}", hint)
+            if "size limit" in error:
+                raise CodeSizeExceeded(
+                    f"deploying {contract.name} failed: {error}",
+                    "pass --unlimited-code-size (ChainConfig.unlimited_code_size) or enable "
+                    "the optimizer")
+            raise DeploymentFailed(f"deploying {contract.name} failed: {error}",
+                                   "check the constructor; it must finish within the block "
+                                   "gas limit")
         deployed = DeployedContract(contract.name, result.created_address, contract.abi, role,
                                     contract, compilation, tuple(values), generated,
                                     (note,) if note else ())
         self.chain.book.add(deployed)
         self._register_created(compilation, recorder.created, result.created_address)
         return deployed
+
+    @staticmethod
+    def _panicked(compilation: Compilation, contract: CompiledContract, initcode: bytes,
+                  trail: list[int], code: int | None, shown: str) -> ConstructorPanicked:
+        """The panic of a constructor, at its check in user code.
+
+        The check is the last block of the creation's trail that ends in a JUMP or JUMPI
+        located in a user source (solc >= 0.8 panics in a shared generated routine; the
+        jump into it is the check); else the last JUMPI, else the last block.
+        """
+        ends = {start: instructions[-1] for start, instructions
+                in CodeAnalysis(initcode, b"", CANCUN).blocks if instructions}
+        fallback: int | None = None
+        for start in reversed(trail):
+            end = ends.get(start)
+            if end is None or end[1] not in (JUMP, JUMPI):
+                continue
+            location = compilation.locate(contract, end[0], runtime=False)
+            if location is not None:
+                return ConstructorPanicked(contract, code, end[0], location, shown)
+            if end[1] == JUMPI and fallback is None:
+                fallback = end[0]
+        if fallback is None:
+            fallback = trail[-1] if trail else 0
+        return ConstructorPanicked(contract, code, fallback,
+                                   compilation.locate(contract, fallback, runtime=False), shown)
 
     def _register_created(self, compilation: Compilation, created: list[int],
                           top: int) -> None:

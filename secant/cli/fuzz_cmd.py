@@ -326,6 +326,15 @@ def run_campaigns(options: CampaignOptions, *, quiet: bool = False, force: bool 
     planned = plan_campaigns(options, compiled)
     if not resume:
         prepare_output(options.out, force)
+    if planned.deployment_finding is not None:
+        # The constructor failed an assertion: that is the finding, and nothing to fuzz.
+        from secant.campaign.launch import write_deployment_finding
+
+        _notes(planned.notes)
+        _print_summary(write_deployment_finding(planned), options.out)
+        if fail_on_findings:
+            raise typer.Exit(EXIT_FINDINGS)
+        return
     plans = planned.plans
     if options.ray and len(plans) > 1:
         _run_on_ray(planned, options.ray, fail_on_findings)

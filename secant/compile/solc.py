@@ -3,6 +3,8 @@
 solc-js versions are installed per version into ``<cache>/solc/<version>/`` with
 ``npm install --prefix``. Within a run, :class:`SolcManager` keeps one node process per
 version alive (``solc_driver.js``), so compiling many files costs one node start per version.
+Releases before 0.4.11, which answer no standard JSON, run inside a newer 0.4 package's
+wrapper, which translates (:meth:`SolcManager._wrapper`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ KNOWN_VERSIONS: tuple[Version, ...] = tuple(parse_version(v) for v in _KNOWN.spl
 
 # npm republished these releases with a working build under "<version>-fixed".
 _FIXED = {(0, 8, 7), (0, 8, 14), (0, 8, 23)}
+STANDARD_JSON: Version = (0, 4, 11)
+"""The first solc release that answers standard JSON itself."""
+
 _OFFLINE_MARKERS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ECONNRESET",
                     "ENETUNREACH", "EHOSTUNREACH", "network", "fetch failed")
 _INSTALL_TIMEOUT = 600.0
@@ -261,8 +266,9 @@ class SolcJs:
 
     kind = "solc-js"
 
-    def __init__(self, version: Version) -> None:
+    def __init__(self, version: Version, wrapper: Path | None = None) -> None:
         self.version = version
+        self.wrapper = wrapper
         self.long_version = format_version(version)
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr: IO[bytes] | None = None
@@ -274,7 +280,8 @@ class SolcJs:
         node = _require_tool(node_executable(), f"needed to run solc-js {text}")
         self._stderr = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(
-            [node, str(DRIVER), str(package_dir(self.version))],
+            [node, str(DRIVER), str(package_dir(self.version)),
+             *([str(self.wrapper)] if self.wrapper is not None else [])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
         )
         self.starts += 1
@@ -449,6 +456,22 @@ class SolcManager:
             f"installed solc-js {format_version(version)} in {time.monotonic() - started:.1f}s"
         )
 
+    def _wrapper(self, version: Version) -> Path | None:
+        """The package whose wrapper runs ``version`` (None: its own).
+
+        Releases before :data:`STANDARD_JSON` answer no standard JSON, nor do their
+        packages' wrappers translate it; a 0.4 package's wrapper (the newest installed, else
+        0.4.26's) does, around the old compiler.
+        """
+        if version >= STANDARD_JSON:
+            return None
+        chosen = max((v for v in installed_versions() if STANDARD_JSON <= v < (0, 5, 0)),
+                     default=None)
+        if chosen is None:
+            chosen = (0, 4, 26)
+            self._install(chosen)
+        return package_dir(chosen)
+
     def get(self, kind: str, version: Version) -> Compiler:
         """Return the live compiler for ``(kind, version)``, installing solc-js when needed."""
         key = (kind, version)
@@ -463,6 +486,6 @@ class SolcManager:
         else:
             if not is_installed(version):
                 self._install(version)
-            compiler = SolcJs(version)
+            compiler = SolcJs(version, self._wrapper(version))
         self._compilers[key] = compiler
         return compiler

@@ -1,6 +1,9 @@
 // secant's solc-js driver: one long-lived node process per compiler version.
 //
-// Usage: node solc_driver.js <directory of the npm "solc" package>
+// Usage: node solc_driver.js <directory of the npm "solc" package> [<directory of a newer one>]
+// Releases before 0.4.11 answer no standard JSON and their packages' wrappers do not
+// translate it: the second package's wrapper (0.4.11 or later) is put around the first's
+// compiler, and translates standard JSON to the legacy interface and back.
 // Protocol (line-delimited, UTF-8): every line this driver writes for secant starts with
 // MARK; anything else on stdout (e.g. emscripten chatter) is ignored by the reader.
 //   -> {"ready": true, "version": "<long version>", "heap": bool}   once, after loading
@@ -21,8 +24,11 @@ console.info = toStderr;
 console.warn = toStderr;
 
 let solc;
+const wrapperPackage = process.argv[3];
 try {
-  solc = require(process.argv[2]);
+  solc = wrapperPackage
+    ? require(path.join(wrapperPackage, 'wrapper.js'))(require(path.join(process.argv[2], 'soljson.js')))
+    : require(process.argv[2]);
 } catch (e) {
   send({ ready: false, error: String((e && e.message) || e) });
   process.exit(3);
@@ -58,7 +64,8 @@ function compileOnHeap(input) {
 }
 // solc-js 0.4.x wrappers take the import callback as a bare function; later ones as
 // {import: fn}. compileStandardWrapper also translates for compilers without standard JSON.
-const legacyCallback = /^0\.4\./.test(version);
+// A newer wrapper taken for an old compiler is a 0.4.x one.
+const legacyCallback = Boolean(wrapperPackage) || /^0\.4\./.test(version);
 const compileFn = solc.compileStandardWrapper || solc.compile;
 
 function importReader(roots) {

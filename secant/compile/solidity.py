@@ -13,8 +13,8 @@ from secant.compile.config import CompilerSettings
 from secant.compile.errors import CompilationFailed, CompilerUnavailable
 from secant.compile.evm_versions import evm_version_for
 from secant.compile.remappings import Remapping, merge_remappings
-from secant.compile.semver import Version, VersionRange, format_version
-from secant.compile.solc import SolcManager
+from secant.compile.semver import Version, VersionRange, format_version, parse_version
+from secant.compile.solc import SolcManager, find_native, installed_versions
 from secant.compile.sources import (
     NO_PRAGMA,
     SourceSet,
@@ -120,42 +120,146 @@ def compile_sources(sources: SourceSet, manager: SolcManager, options: CompileOp
     ``roots`` (default: the set's roots) are the units whose contracts are the input's own;
     ``what`` names the input in error messages (default: the roots). ``announce`` is told
     the compiler chosen (e.g. ``solc 0.8.28``) before it runs (or the cache answers).
+
+    When secant chose the version (no ``--solc-version``) and that compiler refuses the
+    code with an error another release may not have, other releases the pragmas allow are
+    tried (:func:`fallback_versions`); the first that compiles is kept, a note names it,
+    and the choice is cached. None compiles: the chosen version's error.
     """
     pragma, where = sources.pragma()
-    try:
+    if options.solc_version is not None:
         return _compile_with(sources, manager, options, pragma, where, roots, origin, what,
                              announce)
-    except CompilationFailed as newest:
-        if where != NO_PRAGMA or options.solc_version is not None:
-            raise
-        # Sources that state no version were written for some compiler: old code (before
-        # 0.4.10 pragmas were rare) does not parse with today's. The newest release of
-        # each older line is tried in turn, newest first, and the note says which worked.
-        for line in OLDER_LINES:
-            try:
-                compiled = _compile_with(sources, manager, options, VersionRange.parse(line),
-                                         where, roots, origin, what, announce)
-            except (CompilationFailed, CompilerUnavailable):
-                continue  # this line refuses the code too, or cannot be installed here
-            manager.notes.append(f"{what or ', '.join(sources.roots)} states no solidity "
-                                 f"version and does not compile with the newest solc; "
-                                 f"compiled with {compiled.compiler} (pass --solc-version "
-                                 "to choose)")
+    kind, chosen = manager.select(pragma, None, where)
+    cache = OutputCache(enabled=options.use_cache)
+    decision = _decision_key(sources, options, chosen)
+    remembered = cache.get(decision)
+    if remembered is not None and isinstance(remembered.get("version"), str):
+        version = parse_version(remembered["version"])
+        try:
+            compiled = _compile_with(sources, manager, options, pragma, where, roots, origin,
+                                     what, announce, _choice(manager, version))
+        except (CompilationFailed, CompilerUnavailable):
+            pass  # the remembered version is gone or refuses now: decide again
+        else:
+            manager.notes.append(_fallback_note(what, sources, where, chosen, compiled))
             return compiled
-        raise newest
+    try:
+        return _compile_with(sources, manager, options, pragma, where, roots, origin, what,
+                             announce, (kind, chosen))
+    except CompilationFailed as refused:
+        if not version_dependent(refused) or (remembered is not None
+                                              and remembered.get("version") is None):
+            raise
+        settled = True
+        for version in fallback_versions(pragma, where == NO_PRAGMA, chosen,
+                                         manager.candidates(), set(installed_versions())):
+            try:
+                compiled = _compile_with(sources, manager, options, pragma, where, roots,
+                                         origin, what, announce, _choice(manager, version))
+            except CompilationFailed as error:
+                settled = settled and bool(error.errors)
+                continue  # this release refuses the code too
+            except CompilerUnavailable:
+                settled = False
+                continue  # cannot be installed here now
+            cache.put(decision, {"version": format_version(version)})
+            manager.notes.append(_fallback_note(what, sources, where, chosen, compiled))
+            return compiled
+        if settled:  # every release refused the code itself: a second run says so at once
+            cache.put(decision, {"version": None})
+        raise
 
 
-OLDER_LINES = ("^0.7.0", "^0.6.0", "^0.5.0", "^0.4.0")
-"""The release lines tried, newest first, for sources without a pragma that the newest
-compiler refuses."""
+FALLBACK_ATTEMPTS = 4
+"""Other releases tried, at most, when the chosen one refuses the code (each may be an npm
+install the first time)."""
+
+VERSION_DEPENDENT_ERRORS = ("ParserError", "DeclarationError", "TypeError", "SyntaxError")
+"""Kinds of compiler errors that another release may not raise: syntax and names that came
+or went between releases (``constant`` functions, ``throw``, assembly labels)."""
+
+OLDER_LINES = ((0, 7), (0, 6), (0, 5), (0, 4))
+"""The release lines whose newest release is tried, newest first, for sources that state
+no version (before 0.4.10 pragmas were rare) and that the newest compiler refuses."""
+
+
+def version_dependent(error: CompilationFailed) -> bool:
+    """Whether a compiler error is of a kind another release may not raise."""
+    return any(f" {kind}: " in f" {line}" for line in error.errors
+               for kind in VERSION_DEPENDENT_ERRORS)
+
+
+def fallback_versions(pragma: VersionRange, no_pragma: bool, chosen: Version,
+                      candidates: set[Version], installed: set[Version]) -> list[Version]:
+    """Releases to try, in order, when ``chosen`` refuses code that the ``pragma`` allows.
+
+    Sources without a pragma: the newest release of each older line (:data:`OLDER_LINES`).
+    A range: its oldest release (written for it, most likely), the newest of each other
+    line it spans (newest first), then a few in between among the installed ones (no
+    download; the middle one when none is). At most :data:`FALLBACK_ATTEMPTS`, each
+    once; ``chosen`` never.
+    """
+    allowed = sorted(v for v in candidates if pragma.contains(v) and v != chosen)
+    picks: list[Version] = []
+    if no_pragma:
+        for line in OLDER_LINES:
+            newest = max((v for v in allowed if v[:2] == line and v < chosen), default=None)
+            if newest is not None:
+                picks.append(newest)
+        return picks[:FALLBACK_ATTEMPTS]
+    if not allowed:
+        return []
+    picks.append(allowed[0])
+    lines = sorted({v[:2] for v in allowed} - {chosen[:2]}, reverse=True)
+    picks += [max(v for v in allowed if v[:2] == line) for line in lines]
+    # In between, installed releases only (a broken file must not cost many downloads);
+    # with none installed, the middle one.
+    between = [v for v in allowed[1:] if v not in picks]
+    ready = [v for v in between if v in installed] or between[len(between) // 2:][:1]
+    slots = FALLBACK_ATTEMPTS - len(picks)
+    if ready and slots > 0:
+        size = -(-len(ready) // slots)
+        picks += [chunk[len(chunk) // 2] for chunk in
+                  (ready[start:start + size] for start in range(0, len(ready), size))]
+    return list(dict.fromkeys(picks))[:FALLBACK_ATTEMPTS]
+
+
+def _choice(manager: SolcManager, version: Version) -> tuple[str, Version]:
+    """``version`` as a native solc when that is the one on PATH, else as solc-js."""
+    native = find_native() if manager.use_native else None
+    return ("native", version) if native is not None and native.version == version else \
+        ("solc-js", version)
+
+
+def _decision_key(sources: SourceSet, options: CompileOptions, chosen: Version) -> str:
+    """The cache key of the release that compiled these sources when ``chosen`` did not."""
+    return content_key("solc-fallback", format_version(chosen),
+                       {name: unit.content for name, unit in sources.units.items()},
+                       [str(r) for r in sources.remappings], options.optimize,
+                       options.optimize_runs, options.evm_version, options.via_ir)
+
+
+def _fallback_note(what: str | None, sources: SourceSet, where: str, chosen: Version,
+                   compiled: Compilation) -> str:
+    subject = what or ", ".join(sources.roots)
+    refused = "states no solidity version and does not compile with the newest solc" \
+        if where == NO_PRAGMA else \
+        f"does not compile with solc {format_version(chosen)}, the release its pragmas chose"
+    return f"{subject} {refused}; compiled with {compiled.compiler} (pass --solc-version " \
+        "to choose)"
 
 
 def _compile_with(sources: SourceSet, manager: SolcManager, options: CompileOptions,
                   pragma: VersionRange, where: str, roots: Sequence[str] | None,
                   origin: str, what: str | None,
-                  announce: Callable[[str], None] | None) -> Compilation:
-    """``compile_sources`` with the compiler the ``pragma`` range (or options) calls for."""
-    kind, version = manager.select(pragma, options.solc_version, where)
+                  announce: Callable[[str], None] | None,
+                  compiler_choice: tuple[str, Version] | None = None) -> Compilation:
+    """``compile_sources`` with the compiler of ``compiler_choice`` (kind, version).
+
+    Without one, the compiler the ``pragma`` range (or the options) calls for.
+    """
+    kind, version = compiler_choice or manager.select(pragma, options.solc_version, where)
     std_input = sources.standard_input(solc_settings(version, options))
     cache = OutputCache(enabled=options.use_cache)
     key = content_key("solc", kind, format_version(version), std_input)
