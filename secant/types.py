@@ -230,6 +230,8 @@ class RunResult:
     write_marks: list[int] = field(default_factory=list)
     reads: list[ReadEvent] = field(default_factory=list)
     state_hash: int = 0
+    stored: tuple[int, ...] = field(default=(), compare=False)
+    """The values the case left in the slots it changed (the state hash's digest input)."""
     steps_run: int | None = field(default=None, compare=False)
     """Steps the target actually ran (a prefix cache restored the others; None: all). A
     measure of the run's cost, not of what it did: results that differ in it alone are

@@ -174,10 +174,15 @@ def default_senders(chain: TestChain,
     contract): code that never calls out, or pays only with ``transfer``/``send``'s 2300
     gas, cannot be re-entered. The costly attacker is worth one only when some target pays
     with the 2300-gas stipend in a way whose failure does not revert (a ``send``, not a
-    ``transfer``: ``secant.oracles.gasless_send.stipend_payments``). Any other sender would
-    only thin out the others (measured: a leaking-ether fixture found with 3 of 4 seeds by
-    the five senders, 1 of 4 with a sixth).
+    ``transfer``: ``secant.oracles.gasless_send.stipend_payments``). The normal attacker,
+    which refuses every call and payment, is worth one only when some target keeps
+    ``msg.sender`` in storage and pays a stored address in a way whose failure reverts (a
+    refund to the outbid leader, a loop that requires every payment:
+    ``secant.oracles.failed_call.refusable_payments``); as a sender it becomes that leader
+    or member. Any other sender would only thin out the others (measured: a leaking-ether
+    fixture found with 3 of 4 seeds by the five senders, 1 of 4 with a sixth).
     """
+    from secant.oracles.failed_call import refusable_payments
     from secant.oracles.gasless_send import stipend_payments
 
     senders = [s.address for s in chain.senders]
@@ -191,6 +196,11 @@ def default_senders(chain: TestChain,
     if costly is not None and any(stipend_payments(chain, code, code_hash)
                                   for code_hash, (_, code) in codes.items()):
         senders.append(costly.address)
+    normal = next((c for c in chain.attacker_contracts if c.kind == AttackerKind.NORMAL),
+                  None)
+    if normal is not None and any(refusable_payments(chain, code, code_hash)
+                                  for code_hash, (_, code) in codes.items()):
+        senders.append(normal.address)
     return senders
 
 

@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from secant.types import Finding, RunResult, TxOutcome
+from secant.types import Finding, RunResult, TxOutcome, TxSeq
 
 
 class PostState(Protocol):
@@ -44,6 +44,19 @@ class PostState(Protocol):
         The run's own when the campaign recorded ``name``; otherwise, with ``replay``, from
         running the case again once with that recording, shared by every oracle that asks.
         None when there are none.
+        """
+        ...
+
+    def run_variant(self, case: TxSeq, forced: Mapping[int, Mapping[int, int]] | None = None,
+                    recordings: frozenset[str] = frozenset({"calls"})) -> RunResult:
+        """A run of ``case``, a variant of the judged run's case, recording ``recordings``.
+
+        The same transactions in another order, say, or (``forced``: ``{index: {address:
+        wei}}``) with wei added to accounts right before transaction ``index``, as a
+        self-destruct's beneficiary or a future CREATE address paid in advance gets it,
+        without running any code. It runs on a target of its own, deterministically, and
+        leaves the judged run's post-state as it was (``call`` and ``storage_at`` still
+        answer about it); the target counts it among its replays.
         """
         ...
 

@@ -60,6 +60,7 @@ from secant.abi import PANIC_CODES, event_topic
 from secant.chain.chain import TestChain
 from secant.chain.cheatcodes import FORGE_ASSERTION_TOPIC, forge_assertion_message
 from secant.chain.deploy import DeployedContract
+from secant.compile.semver import parse_version
 from secant.compile.srcmap import SourceFile, SourceLocation
 from secant.engine.oracle import Oracle, PostState
 from secant.evm.analysis import analyze
@@ -183,6 +184,9 @@ class AssertionOracle(Oracle):
         # Each contract's address -> the first contract deployed with the same code: an
         # event on a shared line is keyed like the panic site on it (by code, not account).
         self._same_code: dict[int, DeployedContract] = {}
+        # Code built by solc before 0.4.10, which had no ``assert``: its INVALID is a
+        # ``throw`` (an input check), not a failed assertion.
+        self._throws: set[bytes] = set()
         for contract in chain.contracts:
             if contract.role == "attacker":
                 continue
@@ -190,6 +194,8 @@ class AssertionOracle(Oracle):
             if code:
                 first = self._contracts.setdefault(keccak256(code), contract)
                 self._same_code[contract.address] = first
+                if _before_assert(contract):
+                    self._throws.add(keccak256(code))
         self._block_ends: dict[bytes, dict[int, tuple[int, int]]] = {}
         # (compilation id, source name) -> its shared lines (``shared_lines``).
         self._shared_lines: dict[tuple[int, str], dict[int, int]] = {}
@@ -310,6 +316,8 @@ class AssertionOracle(Oracle):
         for event in result.panics:
             if event.panic_code is not None and event.panic_code not in codes:
                 continue
+            if event.panic_code is None and event.code_hash in self._throws:
+                continue
             contract = self._contracts.get(event.code_hash)
             if contract is not None:
                 sites.append((event, self.site(event, contract)))
@@ -348,6 +356,21 @@ class AssertionOracle(Oracle):
         if fallback is None:
             fallback = event.trail[-1] if event.trail else 0
         return PanicSite(contract, fallback, None, None, event.panic_code)
+
+
+ASSERT_SINCE = (0, 4, 10)
+"""The solc release that brought ``assert``; before it INVALID meant ``throw``."""
+
+
+def _before_assert(contract: DeployedContract) -> bool:
+    """Whether ``contract`` was built by a solc release older than ``assert``."""
+    compilation = contract.compilation
+    if compilation is None or compilation.origin != "solc" or not compilation.compiler:
+        return False
+    try:
+        return parse_version(compilation.compiler) < ASSERT_SINCE
+    except ValueError:
+        return False
 
 
 def one_per_key(signals: list[tuple[int, Finding]]) -> list[Finding]:

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.engine.oracle import PostState
-from secant.evm.analysis import analyze, code_end
+from secant.evm.analysis import CodeAnalysis, analyze, code_end
 from secant.evm.constant_stack import peek, step
 from secant.evm.crypto import keccak256
 from secant.evm.opcodes import (
@@ -140,15 +140,26 @@ def code_opcodes(chain: TestChain, code: bytes, code_hash: bytes) -> frozenset[i
     return found
 
 
+def runtime_ops(chain: TestChain, code: bytes, code_hash: bytes
+                ) -> tuple[CodeAnalysis, int, dict[int, tuple[int, int]]]:
+    """What static scans walk: ``code``'s analysis, its instructions' end, its ops.
+
+    The end is where the metadata begins; the ops map pc -> (opcode, immediate) of every
+    instruction before it.
+    """
+    analysis = analyze(code, code_hash, chain.fork)
+    end = code_end(code)
+    return analysis, end, {pc: (op, value) for pc, op, value in analysis.instructions
+                           if pc < end}
+
+
 def call_sites(chain: TestChain, code: bytes, code_hash: bytes) -> tuple[CallSite, ...]:
     """The CALL, CALLCODE, DELEGATECALL and STATICCALL sites of ``code`` (cached)."""
     key = (code_hash, chain.fork.name)
     found = _SITES.get(key)
     if found is not None:
         return found
-    analysis = analyze(code, code_hash, chain.fork)
-    end = code_end(code)
-    ops = {pc: (op, value) for pc, op, value in analysis.instructions if pc < end}
+    analysis, end, ops = runtime_ops(chain, code, code_hash)
     sites: list[CallSite] = []
     for start, instructions in analysis.blocks:
         stack: list[int | None] = []
@@ -238,12 +249,16 @@ def _flag_checked(ops: dict[int, tuple[int, int]], jumpdests: frozenset[int],
                     break  # an invalid jump halts exceptionally
                 pc = dest
                 continue
-            _flag_step(stack, op, value)
+            flag_step(stack, op, value)
             pc += 1 + OPS[op].immediate
     return True
 
 
-def _flag_step(stack: list[Item], op: int, value: int) -> None:
+def flag_step(stack: list[Item], op: int, value: int) -> None:
+    """Apply ``op`` to an abstract stack of (constant or None, derived) items.
+
+    A result is derived when an operand it consumed was.
+    """
     if op == PUSH0 or PUSH1 <= op <= PUSH32:
         stack.append((value if op != PUSH0 else 0, False))
     elif DUP1 <= op <= DUP16:

@@ -62,7 +62,7 @@ from secant.targets.taint import Dataflow
 from secant.targets.trace import CallEvent
 from secant.types import Finding
 
-__all__ = ["STIPEND", "GaslessSendOracle", "stipend_payments"]
+__all__ = ["STIPEND", "GaslessSendOracle", "failure_reverts", "stipend_payments"]
 
 STIPEND = 2300
 """The gas the EVM adds to a CALL that carries ether; all that ``send``/``transfer`` give."""
@@ -102,7 +102,7 @@ def stipend_payments(chain: TestChain, code: bytes, code_hash: bytes) -> tuple[C
               if site.opcode == CALL and site.value != 0]
     found = tuple(site for site in paying
                   if _stipend_gas(blocks, site, fed)
-                  and not _failure_reverts(ops, analysis.jumpdests, site.pc + 1))
+                  and not failure_reverts(ops, analysis.jumpdests, site.pc + 1))
     _STIPENDS[key] = found
     return found
 
@@ -117,46 +117,60 @@ def _stipend_gas(blocks: list[tuple[int, list[tuple[int, int, int]]]], site: Cal
                if pc < site.pc)
 
 
-def _failure_reverts(ops: dict[int, tuple[int, int]], jumpdests: frozenset[int],
-                     start: int) -> bool:
+def failure_reverts(ops: dict[int, tuple[int, int]], jumpdests: frozenset[int],
+                    start: int, forks: int = 0, steps: int = _FOLLOW) -> bool:
     """Whether a zero success flag pushed before ``start`` surely leads to REVERT/INVALID.
 
-    Follows one path with the flag as the constant 0 (ISZERO evaluated on constants, DUP,
-    SWAP, POP and constant jumps followed); a JUMPI on anything unknown, another halt or the
-    step limit means it may go on.
+    Follows the code with the flag as the constant 0 (ISZERO evaluated on constants, DUP,
+    SWAP, POP and constant jumps followed). A JUMPI on anything unknown is followed both
+    ways while ``forks`` allows, and every path must then end so; one that reaches another
+    halt, a jump to an unknown place, or runs past ``steps`` instructions (over all paths)
+    means the failure may go on. With ``forks`` 0 one path is followed, and the first JUMPI
+    on anything unknown answers no (``stipend_payments``' test).
     """
-    stack: list[int | None] = [0]
-    pc = start
-    for _ in range(_FOLLOW):
-        entry = ops.get(pc)
-        if entry is None:
-            return False
-        op, value = entry
-        if op == REVERT or op == INVALID or op not in OPS:
-            return True
-        if op in HALTS:
-            return False
-        if op == JUMP or op == JUMPI:
-            dest = stack.pop() if stack else None
-            condition: int | None = 1
-            if op == JUMPI:
-                condition = stack.pop() if stack else None
-            if condition is None or dest is None:
+    pending: list[tuple[int, list[int | None]]] = [(start, [0])]
+    budget = steps
+    while pending:
+        pc, stack = pending.pop()
+        while True:
+            budget -= 1
+            entry = ops.get(pc)
+            if budget < 0 or entry is None:
                 return False
-            if condition:
-                if dest not in jumpdests:
-                    return True  # an invalid jump halts exceptionally
-                pc = dest
+            op, value = entry
+            if op == REVERT or op == INVALID or op not in OPS:
+                break
+            if op in HALTS:
+                return False
+            if op == JUMP or op == JUMPI:
+                dest = stack.pop() if stack else None
+                condition: int | None = 1
+                if op == JUMPI:
+                    condition = stack.pop() if stack else None
+                if dest is None:
+                    return False
+                if condition is None:
+                    if forks <= 0:
+                        return False
+                    forks -= 1
+                    if dest in jumpdests:  # else that side halts exceptionally
+                        pending.append((dest, list(stack)))
+                    pc += 1
+                    continue
+                if condition:
+                    if dest not in jumpdests:
+                        break  # an invalid jump halts exceptionally
+                    pc = dest
+                    continue
+                pc += 1
                 continue
-            pc += 1
-            continue
-        if op == ISZERO:
-            top = stack.pop() if stack else None
-            stack.append(None if top is None else int(top == 0))
-        else:
-            step(stack, op, value)
-        pc += 1 + OPS[op].immediate
-    return False
+            if op == ISZERO:
+                top = stack.pop() if stack else None
+                stack.append(None if top is None else int(top == 0))
+            else:
+                step(stack, op, value)
+            pc += 1 + OPS[op].immediate
+    return True
 
 
 class GaslessSendOracle(FlowOracle):

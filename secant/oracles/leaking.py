@@ -97,10 +97,14 @@ class LeakingEtherOracle(RatedOracle):
         attacker_txs = [i for i, tx in enumerate(case) if tx.sender in side]
         if not attacker_txs:
             return []
-        if any(case[i].value and outcomes[i].success for i in attacker_txs):
-            return []
-        if any(call.sender in side and call.value and call.success for call in result.calls):
-            return []
+        # What the attacker side paid in: its transactions' ether, and what its contracts
+        # sent on (a relayed transaction's value passes through the attacker contract).
+        paid_in = sum(case[i].value for i in attacker_txs if outcomes[i].success)
+        if any(call.sender in side and call.value and call.success
+               and call.target not in side for call in result.calls):
+            paid_in = max(paid_in, sum(call.value for call in result.calls
+                                       if call.sender in side and call.value
+                                       and call.success and call.target not in side))
         relayed = self.relay in side
         gas = sum(outcomes[i].gas_used for i in attacker_txs if not outcomes[i].invalid
                   and (relayed or case[i].sender not in self.attacker_contracts))
@@ -116,17 +120,25 @@ class LeakingEtherOracle(RatedOracle):
         if (self.name, payer, case[index].function) in self.known:
             return []
         amount = sum(value for sender, _, value, _ in paid[index] if sender == payer)
-        return self.returned([self._finding(result, index, payer, receiver, amount, opcode)])
+        return self.returned([self._finding(result, index, payer, receiver, amount, opcode,
+                                            paid_in, gain)])
 
     def _finding(self, result: ContractRun, index: int, payer: int, receiver: int,
-                 amount: int, opcode: int) -> Finding:
+                 amount: int, opcode: int, paid_in: int = 0, gain: int = 0) -> Finding:
         case = result.case
         contract = self.targets[payer]
         sites = self.ran_exits(result, payer, opcode)
         how = "a CALL" if opcode == CALL else "its SELFDESTRUCT"
         at = self.places(sites)
         trusted = self.trusted_setup(case, result.outcomes, index)
-        if trusted:
+        if paid_in:
+            # It paid in and took out more: ether others paid, or the contract's own. A
+            # contract may mean to pay a profit (a prize, interest), hence only likely.
+            confidence = "likely"
+            why = (f"the attacker side paid in {ether(paid_in)} and ended {ether(gain)} "
+                   "richer, gas included; unless the contract means to pay it a profit "
+                   "(a prize, interest), it took ether that was not its own")
+        elif trusted:
             confidence = "likely"
             why = (f"trusted senders sent {len(trusted)} transaction(s) without ether first "
                    f"(transaction {', '.join(str(i + 1) for i in trusted)}); if one of them "
@@ -135,7 +147,9 @@ class LeakingEtherOracle(RatedOracle):
             confidence = "certain"
             why = "only attackers and payments into the contract came before the leak"
         tx = case[index]
-        detail = (f"{self.who(tx.sender)} never sent ether, yet "
+        opening = (f"{self.who(tx.sender)} never sent ether, yet " if not paid_in else
+                   f"the attacker side paid in {ether(paid_in)}, then ")
+        detail = (opening +
                   f"{self.step(case[:index + 1], index)} made {contract.name} pay "
                   f"{ether(amount)} to {self.who(receiver)} through {how}{at}, and the "
                   "attacker side ended the test case richer by more than the gas it paid. "

@@ -18,10 +18,14 @@ from secant.oracles.assertion import AssertionOracle
 from secant.oracles.block_dependency import BlockDependencyOracle
 from secant.oracles.controlled_call import ControlledCallOracle
 from secant.oracles.controlled_delegatecall import ControlledDelegatecallOracle
+from secant.oracles.failed_call import FailedCallOracle
+from secant.oracles.forced_ether import ForcedEtherOracle
 from secant.oracles.freezing import FreezingEtherOracle
 from secant.oracles.fuzz_test import FuzzTestOracle
+from secant.oracles.gas_limit import GasLimitOracle
 from secant.oracles.gasless_send import GaslessSendOracle
 from secant.oracles.leaking import LeakingEtherOracle
+from secant.oracles.order_dependence import OrderDependenceOracle
 from secant.oracles.overflow import OverflowOracle
 from secant.oracles.property import PropertyOracle
 from secant.oracles.reentrancy import ReentrancyOracle
@@ -35,9 +39,11 @@ OracleClass = type[Oracle]
 BUILTIN: tuple[OracleClass, ...] = (AssertionOracle, PropertyOracle, FuzzTestOracle,
                                      LeakingEtherOracle, SuicidalOracle, ArbitraryWriteOracle,
                                      FreezingEtherOracle, UncheckedCallOracle, GaslessSendOracle,
-                                     BlockDependencyOracle, ControlledDelegatecallOracle,
+                                     FailedCallOracle, BlockDependencyOracle,
+                                     ControlledDelegatecallOracle,
                                      ControlledCallOracle, TxOriginOracle, ReentrancyOracle,
-                                     OverflowOracle, OwnerTakeoverOracle)
+                                     OverflowOracle, OwnerTakeoverOracle, ForcedEtherOracle,
+                                     OrderDependenceOracle, GasLimitOracle)
 """The detectors secant ships, in the order ``--list-oracles`` shows them."""
 
 _REGISTRY: dict[str, OracleClass] = {cls.name: cls for cls in BUILTIN}

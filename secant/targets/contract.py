@@ -18,7 +18,7 @@ unchanged prefix ``case[:-1]`` when only the last transaction changed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -51,6 +51,9 @@ __all__ = ["ContractRun", "ContractTarget", "bucket", "path_hash"]
 
 REPLAY_PREFIXES = 512
 """Prefixes a replaying target keeps (of the rounds that ask for replays)."""
+
+Forced = Mapping[int, Mapping[int, int]]
+"""Wei forced onto accounts before transactions: ``{index: {address: wei}}`` (``run``)."""
 
 _RECORDS: dict[str, Callable[[RunResult, object], Any]] = {
     "dataflow": dataflow_of, "arithmetic": wraps_of, "symbolic": symbolic_of}
@@ -241,12 +244,17 @@ class ContractTarget:
             encoder = self._encoders[key] = encoder_for(fn)
         return encoder(args)
 
-    def run(self, case: TxSeq, overrides_last: bool = True) -> ContractRun:
+    def run(self, case: TxSeq, overrides_last: bool = True, forced: Forced | None = None
+            ) -> ContractRun:
         """Run ``case`` from the post-deployment state and return what it did.
 
         A transaction the chain rejects (for instance a value above the sender's balance)
         counts as failed and changes nothing. ``Tx.storage`` overrides apply to the called
         contract's reads (only on the last transaction unless ``overrides_last`` is False).
+        ``forced`` adds wei to accounts right before the transactions it names, as a
+        self-destruct's beneficiary or a future CREATE address paid in advance gets it: no
+        code runs (``run_variant``). The states after a forcing are neither cached nor kept
+        for a next case to resume from.
 
         The case's first transactions are not run again when it can resume after them
         (``_resume``): from a boundary of the last run that the case shares, or from the
@@ -258,9 +266,12 @@ class ContractTarget:
         recorder = self.recorder
         outcomes: list[TxOutcome] = []
         cache = self.prefix_cache
-        key = (_prefix_key(case[:-1], overrides_last)
-               if cache is not None and len(case) > 1 else None)
-        start, admitted = self._resume(case, key, outcomes)
+        # The states before the first forcing are those of the plain case: only they may
+        # come from the cache or the last run, and only they are kept for later runs.
+        clean = max(0, min(len(case) - 1, min(forced, default=len(case)) if forced else len(case)))
+        key = (_prefix_key(case[:clean], overrides_last)
+               if cache is not None and clean > 0 else None)
+        start, admitted = self._resume(case, key, outcomes, clean)
         # Observers start on the state the run starts from (the first run's: the deployed
         # state); the transactions resumed over were observed when they ran.
         for observer in self.step_observers:
@@ -273,6 +284,9 @@ class ContractTarget:
             self._keep_boundary(start, outcomes)
         last = len(case) - 1
         for index in range(start, len(case)):
+            if forced and index in forced:
+                for address, wei in forced[index].items():
+                    chain.state.add_balance(address, wei)
             self._run_txs(case, index, index + 1, overrides_last, outcomes)
             if key is not None and index < last:
                 assert cache is not None
@@ -284,8 +298,9 @@ class ContractTarget:
             # The state after the last transaction resumes a case that extends this one,
             # unless its reads were overridden (the next case's prefix runs plainly) or
             # observers looked at it as the last (a property's afterInvariant call).
-            if keep and (index < last or not (overrides_last and case[last].storage
-                                              or self.step_observers)):
+            if keep and index < clean + (not forced) and (
+                    index < last or not (overrides_last and case[last].storage
+                                         or self.step_observers)):
                 self._keep_boundary(index + 1, outcomes, unread=index == last)
         self._last_case = case
         self._epoch = chain.epoch
@@ -314,24 +329,28 @@ class ContractTarget:
                              in recorder.written.items()
                              if (now := storage_at(address, slot)) != before)
             result.state_hash = hash(tuple(changed)) if changed else 0
+            result.stored = tuple(now for _, _, now in changed)
         return result
 
-    def _resume(self, case: TxSeq, key: TxSeq | None, outcomes: list[TxOutcome]
-                ) -> tuple[int, bool]:
+    def _resume(self, case: TxSeq, key: TxSeq | None, outcomes: list[TxOutcome],
+                clean: int) -> tuple[int, bool]:
         """Bring chain and recorder to the state after the longest prefix at hand.
 
-        Returns how many leading transactions of ``case`` need not run, and whether the
-        cache admits ``key`` (the prefix ``case[:-1]``) now that it missed. The candidates:
+        Returns how many leading transactions of ``case`` need not run (at most ``clean``),
+        and whether the cache admits ``key`` (the prefix ``case[:clean]``, ``case[:-1]``
+        unless a forcing comes earlier) now that it missed. The candidates:
         a boundary of the last run that ``case`` shares (the chain's journal is rewound
         to it: the cheapest), the cache's entry of ``key`` and its longest cached head.
         Otherwise the run starts from the post-deployment state.
         """
         chain = self.chain
         recorder = self.recorder
-        shared = self._shared_boundary(case)
+        shared = min(self._shared_boundary(case), clean)
+        while shared and self._boundaries[shared] is None:  # type: ignore[index]
+            shared -= 1
         cache = self.prefix_cache
         admitted = False
-        if key is not None and shared < len(case) - 1:
+        if key is not None and shared < clean:
             assert cache is not None
             entry = cache.get(key)
             length = len(key)
@@ -479,6 +498,50 @@ class ContractTarget:
             (o.success, o.gas_used) for o in result.outcomes]
         found = _own_recording(again, replayer, name) if same else None
         self._replayed = (result, name, found)
+        return found
+
+    def run_variant(self, case: TxSeq, forced: Forced | None = None,
+                    recordings: frozenset[str] = frozenset({"calls"})) -> ContractRun:
+        """A run of ``case``, a variant of a run's case, on a target of this one's.
+
+        For an oracle that asks what would have happened otherwise: the same transactions
+        in another order, or with wei forced onto accounts right before some of them
+        (``forced``: ``{index: {address: wei}}``, see ``run``). The run records
+        ``recordings``, and the result is what ``run`` gives (its outcomes, coverage,
+        branches, writes and the recordings).
+
+        Like ``recording``'s replays it runs on a target of its own (one per set of
+        recordings, with a prefix cache valid for the chain's sealed state: variants of
+        one round's candidates share their prefix), counts in ``replays`` and is as
+        deterministic as any run. The chain is left in the state this target's last run
+        left (restored at the cost of that run's changes), so ``call`` and
+        ``storage_at`` still answer about the run being judged.
+        """
+        chain = self.chain
+        base = chain.base_snapshot
+        # What this target's run left, to put back afterwards (before a new replaying
+        # target is built: one that records balances resets the chain to read them).
+        left, env = chain.state.changes_since(base), chain.env
+        name = "variant:" + ",".join(sorted(recordings))
+        known = self._replayers.get(name)
+        if known is None or known[1] != base:  # a cache is valid for one sealed state only
+            replayer = ContractTarget(chain, recordings, path_scope=self.path_scope,
+                                      prefix_cache=PrefixCache(max_entries=REPLAY_PREFIXES))
+            self._replayers[name] = (replayer, base)
+        else:
+            replayer = known[0]
+        clean = min(forced, default=len(case)) if forced else len(case)
+        if replayer.prefix_cache is not None and 1 < clean:
+            replayer.prefix_cache.expect(case[:min(clean, len(case) - 1)])
+        try:
+            found = replayer.run(case, forced=forced)
+        finally:
+            chain.reset()
+            chain.state.apply(left)
+            chain.blocks.reset(env)
+            # Another target ran on the chain: this one's boundaries are another state's.
+            self._restart_boundaries()
+        self.replays += 1
         return found
 
     def storage_at(self, address: int, slot: int) -> int:

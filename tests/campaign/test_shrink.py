@@ -528,7 +528,8 @@ def test_the_progress_display_shows_shrinking() -> None:
 
 @needs_node
 def test_ctrl_c_keeps_the_smallest_case_so_far_and_stops_shrinking() -> None:
-    campaign = run_campaign(SHRINK_SOL, "ThreeStep", 5000, shrink_limit=0)
+    # Seed 5's case (8 transactions) loses some within the first twelve replays.
+    campaign = run_campaign(SHRINK_SOL, "ThreeStep", 5000, seed=5, shrink_limit=0)
     [finding] = campaign.findings.values()
     found = finding.case
     worker = campaign.workers[0]

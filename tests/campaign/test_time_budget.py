@@ -155,10 +155,11 @@ def test_fuzzing_pauses_for_shrinking_and_goes_on_after_it() -> None:
     assert found.execs_to_find == finding.execs_to_find
 
 
-def finished(path: Path, contract: str, execs: int, out: Path | None = None) -> Campaign:
+def finished(path: Path, contract: str, execs: int, out: Path | None = None,
+             seed: int = 0) -> Campaign:
     """A campaign run on an execution budget without shrinking (the findings as found)."""
     chain = TestChain.setup(compiled(path), contract=contract)
-    campaign = Campaign(chain, CampaignConfig(FuzzConfig(seed=0, max_execs=execs), out=out,
+    campaign = Campaign(chain, CampaignConfig(FuzzConfig(seed=seed, max_execs=execs), out=out,
                                               shrink_limit=0))
     campaign.run()
     campaign.config.shrink_limit = DEFAULT_SHRINK_LIMIT
@@ -175,7 +176,8 @@ def with_deadline(campaign: Campaign, clock: Clock, seconds: float = 600.0) -> T
 @needs_node
 def test_shrinking_stops_at_the_deadline_keeping_the_smallest_case_so_far(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    campaign = finished(SHRINK_SOL, "ThreeStep", 5000, tmp_path)
+    # Seed 5's case (8 transactions) loses some within the first twelve replays.
+    campaign = finished(SHRINK_SOL, "ThreeStep", 5000, tmp_path, seed=5)
     [finding] = campaign.findings.values()
     found = finding.case
     assert found is not None and len(found) > 3  # noise to shrink away

@@ -241,3 +241,18 @@ def test_campaign_reports_and_shrinks_one_finding_per_site() -> None:
     # Each site shrunk once, its case replayed alone showing its key again.
     assert summary["shrink"]["findings"] == len(sites)
     assert all(f["shrink"]["reproduced"] for f in summary["findings"])
+
+
+@needs_node
+def test_a_throw_before_solc_0_4_10_is_no_assertion() -> None:
+    # solc 0.4.9 had no assert: its INVALID halts are throws and array bounds checks.
+    legacy = load([Path(__file__).resolve().parents[1] / "fixtures" / "solidity"
+                   / "Throw0409.sol"])
+    chain = TestChain.setup(legacy, contract="Throw0409")
+    oracle = AssertionOracle(chain)
+    target = ContractTarget(chain, oracle.needs)
+    sender = chain.sender("user1").address
+    result = target.run((Tx("add(uint256)", (101,), sender), Tx("pick(uint256)", (7,), sender)))
+    assert [o.success for o in result.outcomes] == [False, False]
+    assert result.panics  # the halts are recorded, and are not assertion failures
+    assert oracle.check(result, target) == []

@@ -53,10 +53,9 @@ VULNERABLE = [
          marker="module.delegatecall(data)"),  # 1
     Case(DF + "ModuleInit.sol", "ModularAccount", "controlled-delegatecall", 0, 300,
          marker="module.delegatecall("),  # 1
-    Case(DF + "OpenUpgrade.sol", "WalletProxy", "controlled-delegatecall", 2, 1400, ETHER,
+    Case(DF + "OpenUpgrade.sol", "WalletProxy", "controlled-delegatecall", 0, 1200, ETHER,
          marker="require(logic.delegatecall(msg.data))",
-         confidence="likely"),  # 441: a user's upgrade, then a call through the fallback
-    # (439: the deployer's upgrade last, then a call: possible)
+         confidence="likely"),  # 376: a user's upgrade, then a call through the fallback
     # Controlled call: a relay that calls what the sender says (0.8), an executor without
     # its owner check (0.4), a flash lender's callback (0.6).
     Case(DF + "Relay.sol", "Relay", "controlled-call", 0, 300,

@@ -71,6 +71,12 @@ VULNERABLE = [
     # Empty at deployment: a funded seed (a trusted tip, then the sweep) shows it.
     Case("leaking/OpenSweep.sol", "OpenTipJar", "leaking-ether", 0, 300,
          marker="payable(msg.sender).transfer"),  # 3
+    # A guard anyone can open: the funded seed's escalation (join, then pay out).
+    Case("leaking/OpenCouncil.sol", "OpenCouncil", "leaking-ether", 0, 300,
+         marker="payable(msg.sender).transfer"),  # 6
+    # A small stake, then the refund twice: it paid in, so only likely.
+    Case("leaking/RefundJar.sol", "RefundJar", "leaking-ether", 0, 300,
+         marker="payable(msg.sender).transfer", confidence="likely"),  # 4
     # SWC-106, suicidal.
     Case("suicidal/OpenClose.sol", "Raffle", "suicidal", 0, 300,
          marker="selfdestruct("),  # 1
@@ -85,6 +91,10 @@ VULNERABLE = [
          marker="sstore("),  # 9
     Case("arbitrary_write/RawSettings.sol", "RawSettings", "arbitrary-storage-write", 0, 500,
          marker="sstore("),  # 9
+    # The length wraps below zero, then a write at any index: aimed right after the
+    # structural mutation that wrapped it (``HarveyPolicy._aim_writes``).
+    Case("arbitrary_write/UnderflowList.sol", "UnderflowList", "arbitrary-storage-write", 1,
+         500, marker="codes[index] = code"),  # 129
     # Freezing ether.
     Case("freezing/Donations.sol", "DonationBox", "freezing-ether", budget=200),  # 1
     Case("freezing/LibraryLedger.sol", "Club", "freezing-ether", budget=200),  # 1
@@ -133,6 +143,9 @@ SAFE = [
     Case("arbitrary_write/MappedSettings.sol", "MappedSettings", "arbitrary-storage-write"),
     Case("arbitrary_write/FixedTable.sol", "FixedTable", "arbitrary-storage-write"),
     Case("arbitrary_write/CheckedCodes.sol", "CheckedCodes", "arbitrary-storage-write"),
+    Case("arbitrary_write/TrimmedList.sol", "TrimmedList", "arbitrary-storage-write"),
+    Case("leaking/OpenCouncil.sol", "ClosedCouncil", "leaking-ether"),
+    Case("leaking/RefundJar.sol", "ClearedRefundJar", "leaking-ether"),
     Case("freezing/Withdrawable.sol", "TipJar", "freezing-ether"),
     Case("freezing/Killable.sol", "Kitty", "freezing-ether"),
     Case("freezing/LibraryPayout.sol", "Payroll", "freezing-ether"),
@@ -315,15 +328,19 @@ def test_what_a_trusted_sender_granted_is_no_bug() -> None:
 
 
 @needs_node
-def test_an_attacker_that_paid_in_is_not_leaking() -> None:
+def test_an_attacker_that_paid_in_leaks_only_what_it_did_not_pay() -> None:
     auction = Case("leaking/PullPayments.sol", "Auction", "leaking-ether", value=ETHER)
     steps = [("attacker1", "bid()", (), 2 * ETHER), ("user1", "bid()", (), 3 * ETHER),
              ("attacker1", "withdrawRefund()", (), 0)]
-    assert replay(auction, steps) == []
+    assert replay(auction, steps) == []  # its own bid back, less the gas: no profit
     box = Case("leaking/WrongBalanceCheck.sol", "DepositBox", "leaking-ether", value=ETHER)
-    # Paying a little to take a lot is not reported either (ILF's definition); the
-    # campaign finds the attacker who pays nothing instead.
-    assert replay(box, [("attacker1", "deposit()", (), 1),
+    # Paying a little to take a lot: reported, only likely (a prize or interest is a
+    # profit the contract may mean to pay).
+    [paid] = replay(box, [("attacker1", "deposit()", (), 1),
+                          ("attacker1", "withdraw(uint256)", (ETHER,), 0)])
+    assert paid.confidence == "likely" and "paid in 1 wei" in paid.detail
+    # Its own deposit back, to the wei: nothing.
+    assert replay(box, [("attacker1", "deposit()", (), ETHER),
                         ("attacker1", "withdraw(uint256)", (ETHER,), 0)]) == []
     [finding] = replay(box, [("user1", "deposit()", (), ETHER),
                              ("attacker2", "withdraw(uint256)", (2 * ETHER,), 0)])

@@ -84,6 +84,27 @@ length (module docstring)."""
 FUNDING = 10 ** 18
 """The ether a trusted sender pays a contract before a funded seed's call (one ether)."""
 
+ESCALATIONS = 3
+"""At most this many writers tried before each funded seed's call (``_funded_seeds``)."""
+
+RETURNED_BYTES = 128
+"""Return data up to this size feeds the dictionary, word by word (``_harvest``)."""
+
+AIM_TRIES = 8
+"""How many times a campaign aims one write site at the target slot (``_aim_writes``)."""
+
+AIM_MUTATIONS = 6
+"""How many one-parameter changes one aim tries before it gives up (``_aim_writes``)."""
+
+NEAR_SLOTS = 2 ** 32
+"""A slot this close to one a site wrote before is the next element of the same array."""
+
+WRITTEN_SLOTS = 64
+"""How many slots per write site ``_aim_writes`` remembers as written."""
+
+STAKE = 10 ** 15
+"""What an attacker pays a payable writer in a funded seed (a thousandth of ``FUNDING``)."""
+
 
 @dataclass
 class HarveyStats:
@@ -139,6 +160,9 @@ class HarveyPolicy(Policy):
                                       config.aggressive_probability, config.caller_slots,
                                       stateful=self.space.stateful)
         self.random_runs = 0  # executions spent on random runs (invariant suites)
+        # For ``_aim_writes``: slots written per write site, and the tries spent per site.
+        self._written: dict[tuple[bytes, int], set[int]] = {}
+        self._aims: dict[tuple[bytes, int], int] = {}
         self.predictor = Predictor(self.mutator, fuzzer.coverage, fuzzer.sstore_target,
                                    config.predict_iterations, self.rng,
                                    self.harvey.prediction)
@@ -198,7 +222,7 @@ class HarveyPolicy(Policy):
             adaptive.observe(result, coverage.edges, self.fuzzer.stats.execs)
 
     def _harvest(self, result: RunResult) -> None:
-        """Operands of comparisons whose other side is still uncovered feed the dictionary.
+        """Operands of just-missed comparisons, stored and returned words feed the dictionary.
 
         Only just-missed comparisons: one operand is usually the constant the input must
         match, while harvesting every comparison floods the bounded dictionary with values
@@ -210,6 +234,19 @@ class HarveyPolicy(Policy):
             if (relation != "ne" or rhs != 0) and (code_hash, pc, not taken) not in edges:
                 add(lhs)
                 add(rhs)
+        # What the case left in storage and what its calls returned: a stake, a handle, an
+        # id or a hash one call made is what a later call must be given (forge's
+        # dictionary keeps both too).
+        for word in result.stored:
+            if word > 1:
+                add(word)
+        for outcome in result.outcomes:
+            output = outcome.output
+            if outcome.success and output and len(output) <= RETURNED_BYTES:
+                for start in range(0, len(output) - 31, 32):
+                    word = int.from_bytes(output[start:start + 32], "big")
+                    if word > 1:
+                        add(word)
 
     # ------------------------------------------------------------------ the algorithm
     def _loop(self) -> Rounds:
@@ -265,6 +302,22 @@ class HarveyPolicy(Policy):
             pay = replace(pay, value=max(pay.value, min(FUNDING, space.max_value)))
             call = self.mutator.random_tx(spec, rng, sender=callers[index % len(callers)])
             yield Proposal((pay, call), "init")
+            # What guards the call (an owner, a role, a registered account) may be open to
+            # anyone: the same caller first calls each function known to write what the
+            # call reads. Coverage never asks for this: the deployer already took the
+            # guarded path, so the attacker taking it is no new path. A writer that takes
+            # ether gets a small stake, and the call then runs twice: a credit that is paid
+            # out and never cleared pays again, from the others' ether.
+            for writer in self.sequences.sequence_mutator.writers_for(
+                    call, rng, ESCALATIONS):
+                if fuzzer.exhausted():
+                    return
+                if self.mutator.spec(writer).payable:
+                    stake = replace(writer, value=min(STAKE, space.max_value))
+                    result, _ = yield Proposal((pay, stake, call, call), "init")
+                else:
+                    result, _ = yield Proposal((pay, writer, call), "init")
+                yield from self._aim_writes(result, False)
 
     def _random_runs(self) -> Rounds:
         """In an invariant suite, random runs of the longest length up to their share."""
@@ -362,6 +415,7 @@ class HarveyPolicy(Policy):
                 result, _ = yield Proposal(proposed.case, origin, False, adaptive)
                 if origin == "sequence":
                     energy += yield from self._follow_up(result, adaptive)
+                    energy += yield from self._aim_writes(result, adaptive)
                 elif energy < max_energy and config.predict:
                     pending = self.predictor.predict(seed, proposed, result)
             energy += 1
@@ -433,6 +487,61 @@ class HarveyPolicy(Policy):
             return 0
         yield Proposal(follow.case, "sequence", False, adaptive)
         return 1
+
+    def _aim_writes(self, result: RunResult, adaptive: bool
+                    ) -> Generator[Proposal, Outcome, int]:
+        """After a structural mutation, aim its last transaction's writes at the target slot.
+
+        Harvey finds writes whose slot the inputs steer by minimising their distance to a
+        random target slot, but only on corpus seeds, and a new prefix that makes a write
+        steerable (an array whose length wrapped below zero, then a write at any index)
+        takes no new path: the write's branch was covered with a small index before. So
+        when a structural mutation makes a write site write a slot far from every slot it
+        wrote before (not the next element of an array), the run becomes a seed for a
+        moment: one parameter of its last transaction is changed and
+        the secant step aims at the target through the write's distance. Each site gets
+        ``AIM_TRIES`` such tries in a campaign. Returns the executions spent.
+        """
+        fuzzer = self.fuzzer
+        target = fuzzer.sstore_target
+        last = len(result.case) - 1
+        if target is None or not self.config.predict or not result.outcomes[last].success:
+            return 0
+        marks, writes = result.write_marks, result.writes
+        start = marks[last] if last < len(marks) else len(writes)
+        fresh: list[tuple[bytes, int]] = []
+        for code_hash, pc, slot in writes[start:]:
+            site = (code_hash, pc)
+            seen = self._written.setdefault(site, set())
+            if slot in seen:
+                continue  # the usual case: a variable written again
+            if (self._aims.get(site, 0) < AIM_TRIES
+                    and all(abs(slot - other) > NEAR_SLOTS for other in seen)):
+                fresh.append(site)
+            if len(seen) < WRITTEN_SLOTS:
+                seen.add(slot)
+        if not fresh:
+            return 0
+        for site in dict.fromkeys(fresh):
+            self._aims[site] = self._aims.get(site, 0) + 1
+        seed = fuzzer.make_seed(result, "sequence", fuzzer.stats.execs)
+        spent = 0
+        pending = None
+        # A change of a parameter the slot does not depend on teaches nothing: a few tries.
+        for _ in range(AIM_MUTATIONS):
+            mutation = self.mutator.mutate(seed.case, self.rng, last)
+            if mutation is None or mutation.location is None or fuzzer.exhausted():
+                continue
+            aimed, _ = yield Proposal(mutation.case, "mutation", False, adaptive)
+            spent += 1
+            pending = self.predictor.predict(seed, mutation, aimed, writes=True)
+            if pending is not None:
+                break
+        while pending is not None and not fuzzer.exhausted():
+            aimed, _ = yield Proposal(pending.case, "prediction", False, adaptive)
+            spent += 1
+            pending = self.predictor.after_prediction(pending, aimed)
+        return spent
 
     def _mutate(self, seed: Seed) -> Mutation | None:
         """FUZZINPUT: one-parameter mutation of the last transaction, or havoc.

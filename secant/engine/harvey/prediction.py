@@ -12,7 +12,7 @@ value that brings a metric to zero. The prediction runs next; when it misses,
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Hashable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -91,8 +91,13 @@ class Predictor:
         return None
 
     def predict(self, seed: Seed, mutation: Mutation, result: RunResult,
-              probe: bool = False) -> Pending | None:
-        """LEARN(input, cost, input', cost'): a predicted input, or None."""
+                probe: bool = False, writes: bool = False) -> Pending | None:
+        """LEARN(input, cost, input', cost'): a predicted input, or None.
+
+        With ``writes`` the metric learnt from is a write's distance to the target slot
+        when one changed (``HarveyPolicy._aim_writes``); otherwise, preferably, the cost of
+        a branch side not yet covered.
+        """
         location = mutation.location
         costs0 = seed.costs
         if location is None or costs0 is None:  # None: dropped for memory
@@ -106,15 +111,20 @@ class Predictor:
         # The two cases differ from the location's transaction on: only metrics from there
         # on can differ (``choose_metric`` takes only those).
         costs1 = cost_vector(result, self.sstore_target, location[1])
-        prediction = predict(i0, costs0, i1, costs1, domain, self.rng,
-                             _Uncovered(self.coverage.edges))
+        prefer: Container[Hashable] = _WRITES if writes else _Uncovered(self.coverage.edges)
+        prediction = predict(i0, costs0, i1, costs1, domain, self.rng, prefer)
         if prediction is None:
             return None
         metric = prediction.metric
+        value = prediction.value
+        if writes and metric in _WRITES and domain == _WORD:
+            # A write's slot is base + k * input modulo 2**256: its root may lie past the
+            # wrap, where clamping would never reach it.
+            value = _wrapped_root(i0, costs0[metric], i1, costs1[metric]) or value
         secant = Secant(metric, domain, self.iterations,
                         points=[(i0, costs0[metric]), (i1, costs1[metric])])
         self.stats.attempts += 1
-        return Pending(setter(prediction.value), location, prediction.value, secant, probe)
+        return Pending(setter(value), location, value, secant, probe)
 
     def after_prediction(self, pending: Pending, result: RunResult) -> Pending | None:
         """Count S/F for a predicted run; iterate the secant step when it failed."""
@@ -168,6 +178,37 @@ def _minimised(metric: Any, costs: Mapping[Any, int]) -> bool:
     if costs.get(metric) == 0:
         return True
     return metric[0] != "sstore" and (*metric[:4], not metric[4]) in costs
+
+
+_WORD = Domain.unsigned(256)
+
+
+def _wrapped_root(i0: int, c0: int, i1: int, c1: int) -> int | None:
+    """The uint256 input that makes ``|slot - target|`` zero, for a slot linear in it.
+
+    Two runs with costs ``c0`` and ``c1`` give the slope ``k`` of the slot in the input;
+    the target lies ``c0 / k`` inputs away from ``i0``, modulo 2**256 as the EVM adds.
+    None when the costs are not those of a whole slope.
+    """
+    di, dc = i1 - i0, c1 - c0
+    if di == 0 or dc == 0 or dc % di:
+        return None
+    k = dc // di
+    if c0 % abs(k):
+        return None
+    return (i0 - c0 // k) % (1 << 256)
+
+
+class _Writes:
+    """Container view: the metrics of writes (their distance to the target slot)."""
+
+    __slots__ = ()
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, tuple) and bool(key) and key[0] == "sstore"
+
+
+_WRITES = _Writes()
 
 
 class _Uncovered:

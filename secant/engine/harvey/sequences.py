@@ -197,6 +197,29 @@ class SequenceMutator:
                 found.append(align(self.mutator.random_tx(spec, rng), written, wanted, reader))
         return found
 
+    def writers_for(self, reader: Tx, rng: random.Random, most: int) -> list[Tx]:
+        """Up to ``most`` fresh calls of functions known to write what ``reader`` reads.
+
+        Each is sent by ``reader``'s sender without ether and aligned with ``reader``, in
+        the order the functions were learnt.
+
+        The writer is the reader's own sender: a guard that anyone can open (an owner set
+        by a public function, a registration) opens for the one who opened it.
+        """
+        wanted = self.reads.get((reader.to, reader.function))
+        if not wanted:
+            return []
+        found: list[Tx] = []
+        for (to, signature), written in self.writes.items():
+            if len(found) >= most:
+                break
+            if (to, signature) == (reader.to, reader.function) or not links(written, wanted):
+                continue
+            spec = self.mutator.spec(Tx(signature, (), 0, to=to))
+            writer = replace(self.mutator.random_tx(spec, rng, sender=reader.sender), value=0)
+            found.append(align(writer, written, wanted, reader))
+        return found
+
     def fresh_tx(self, rng: random.Random) -> Tx:
         """A new call of a random function, or a pooled transaction."""
         pool = self.pools.transactions

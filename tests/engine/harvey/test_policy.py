@@ -16,6 +16,7 @@ from secant.engine.config import FuzzConfig
 from secant.engine.harvey.adaptive import BranchSide
 from secant.engine.harvey.concolic import ConcolicStage
 from secant.engine.harvey.policy import HarveyPolicy
+from secant.oracles.assertion import AssertionOracle
 from secant.types import TxSeq
 from tests.compile.conftest import needs_node
 
@@ -65,3 +66,23 @@ def test_a_concolic_stage_that_raises_is_switched_off_and_the_rounds_go_on(
     assert repeated["internal_errors"][0]["exec"] == record["exec"]
     assert ([s.case for s in again.fuzzer.corpus.seeds]
             == [s.case for s in campaign.fuzzer.corpus.seeds])
+
+
+TICKETS = (Path(__file__).resolve().parents[2] / "fixtures" / "vulnerabilities" / "assertion"
+           / "TicketDesk.sol")
+
+
+def test_what_a_call_returns_reaches_a_later_call() -> None:
+    # The ticket is a hash no code constant or comparison names: only ``issue``'s return
+    # value does, and the dictionary keeps it (seed 2 takes 2,724 executions).
+    chain = TestChain.setup(load([TICKETS]), contract="TicketDesk")
+    campaign = Campaign(chain, CampaignConfig(FuzzConfig(seed=2, max_execs=8000)),
+                        oracles=[AssertionOracle])
+    campaign.run()
+    [finding] = campaign.findings.values()
+    assert finding.function == "redeem" and finding.oracle == "assertion"
+    policy = campaign.fuzzer.policy
+    assert isinstance(policy, HarveyPolicy)
+    issued = [tx for seed in campaign.fuzzer.corpus.seeds for tx in seed.case
+              if tx.function == "issue()"]
+    assert issued and len(policy.dictionary) > 0
