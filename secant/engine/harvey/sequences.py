@@ -190,33 +190,39 @@ class SequenceMutator:
         contract holds them, as everywhere in the data flow.
         """
         wanted = {self.names.name(slot, reader) for slot in slots}
-        found = []
-        for (to, signature), written in self.writes.items():
-            if links(written, wanted):
-                spec = self.mutator.spec(Tx(signature, (), 0, to=to))
-                found.append(align(self.mutator.random_tx(spec, rng), written, wanted, reader))
-        return found
+        return self._writers(wanted, reader, rng)
 
     def writers_for(self, reader: Tx, rng: random.Random, most: int) -> list[Tx]:
-        """Up to ``most`` fresh calls of functions known to write what ``reader`` reads.
+        """Up to ``most`` fresh calls of other functions known to write what ``reader`` reads.
 
         Each is sent by ``reader``'s sender without ether and aligned with ``reader``, in
-        the order the functions were learnt.
-
-        The writer is the reader's own sender: a guard that anyone can open (an owner set
-        by a public function, a registration) opens for the one who opened it.
+        the order the functions were learnt: a guard that anyone can open (an owner set by
+        a public function, a registration) opens for the one who opened it.
         """
         wanted = self.reads.get((reader.to, reader.function))
         if not wanted:
             return []
+        return self._writers(wanted, reader, rng, reader.sender, most)
+
+    def _writers(self, wanted: set[SlotKey], reader: Tx, rng: random.Random,
+                 sender: int | None = None, most: int | None = None) -> list[Tx]:
+        """Fresh calls of the functions whose learnt writes link to ``wanted``, aligned.
+
+        With ``sender``, each is sent by it without ether, and ``reader``'s own function is
+        left out; ``most`` bounds how many.
+        """
         found: list[Tx] = []
         for (to, signature), written in self.writes.items():
-            if len(found) >= most:
+            if most is not None and len(found) >= most:
                 break
-            if (to, signature) == (reader.to, reader.function) or not links(written, wanted):
+            if sender is not None and (to, signature) == (reader.to, reader.function):
+                continue
+            if not links(written, wanted):
                 continue
             spec = self.mutator.spec(Tx(signature, (), 0, to=to))
-            writer = replace(self.mutator.random_tx(spec, rng, sender=reader.sender), value=0)
+            writer = self.mutator.random_tx(spec, rng, sender=sender)
+            if sender is not None:
+                writer = replace(writer, value=0)
             found.append(align(writer, written, wanted, reader))
         return found
 
