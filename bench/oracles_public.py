@@ -27,7 +27,8 @@ self-destruct it allows); a finding of the same kinds on a fixed version is a **
 positive** of the fix. A finding rated *possible* (a hint to look at, such as a
 delegatecall target the deployer chose) counts neither way. Classes whose bug has no
 effect a run can show (a floating pragma, an unused variable, a misleading source
-character) are listed and not counted (``NOT_AT_RUNTIME``, each with the reason).
+character) are listed and not counted (``NOT_AT_RUNTIME``, each with the reason), as are
+the few labelled files whose code gives no transaction a way to show the bug (``NO_EFFECT``).
 
 Prints a markdown table per SWC class (labelled bugs found and missed, fixed versions and
 false positives on them) and the recall over the classes counted; ``--json`` keeps every
@@ -63,7 +64,7 @@ SHOWN_BY: dict[str, frozenset[str]] = {
     "SWC-100": frozenset({"SWC-105", "SWC-106", "SWC-124", "SWC-112", _TAKEOVER}),
     "SWC-101": frozenset({"SWC-101"}),
     "SWC-104": frozenset({"SWC-104"}),
-    "SWC-105": frozenset({"SWC-105"}),
+    "SWC-105": frozenset({"SWC-105", _TAKEOVER}),
     "SWC-106": frozenset({"SWC-106"}),
     "SWC-107": frozenset({"SWC-107"}),
     "SWC-109": frozenset({"SWC-124", "SWC-105", _TAKEOVER}),
@@ -87,7 +88,9 @@ SHOWN_BY: dict[str, frozenset[str]] = {
 """For each labelled class with an effect at runtime, the SWC ids (or, for an oracle
 without one, the oracle's name) of findings that show it: the class's own, or the effect
 it has (a wrong constructor name lets anyone take the owner's powers: the ether that leaks,
-the self-destruct, the storage written, the owner's slot taken over)."""
+the self-destruct, the storage written, the owner's slot taken over; a withdrawal guarded by
+a role anyone can take is shown by the role taken over, even when no ether is there to
+withdraw in the run)."""
 
 NOT_AT_RUNTIME: dict[str, str] = {
     "SWC-102": "an outdated compiler: a property of the build",
@@ -104,6 +107,24 @@ NOT_AT_RUNTIME: dict[str, str] = {
     "SWC-136": "private data on chain: readable by anyone, no transaction needed",
 }
 """Labelled classes a run cannot show, with the reason; listed, not counted."""
+
+NO_EFFECT: dict[tuple[str, str], str] = {
+    ("swc", "random_number_generator"):
+        "its one function is private and nothing calls it: no transaction runs the draw",
+    ("swc", "send_loop"):
+        "the refund list is two accounts without code fixed at deployment and no refund is "
+        "ever set: every send of 0 wei succeeds, no transaction can make one fail",
+    ("nssc", "theRun"):
+        "only compilers from 0.4 accept the file (its modifier's `_;`), and there its fallback, "
+        "the one way in, is not payable: no deposit is ever made, so no draw pays anyone",
+    ("swc", "modifier_reentrancy"):
+        "the modifier's external call goes to a contract the constructor created, which "
+        "calls nothing back: no transaction can re-enter",
+}
+"""Labelled bugs whose file, as written, gives no transaction a way to show them (the label
+names a pattern the file only sketches), with the reason: listed under their class, not
+counted. Each was read line by line; a case goes here only when no sequence of transactions
+from any sender could show the labelled effect."""
 
 
 @dataclass(frozen=True)
@@ -253,8 +274,12 @@ def table(verdicts: Sequence[Verdict]) -> list[str]:
             lines.append(f"| {label} | {len(bugs)} (not counted: {NOT_AT_RUNTIME[label]}) "
                          f"| | | {len(fixed)} | |")
             continue
+        inert = [v for v in bugs if (v.case.suite, v.case.name) in NO_EFFECT]
+        bugs = [v for v in bugs if v not in inert]
         found = [v for v in bugs if v.shown]
         missed = [_named(v) for v in bugs if not v.shown]
+        missed += [f"({_named(v)}: not counted, "
+                   f"{NO_EFFECT[(v.case.suite, v.case.name)]})" for v in inert]
         false = [_named(v) for v in fixed if v.shown]
         found_total += len(found)
         labelled_total += len(bugs)

@@ -10,7 +10,9 @@ an :class:`~secant.engine.policy.InputSpace` made from the chain (the main contr
 fuzzable functions, the five senders, a dictionary seeded with the bytecode's constants
 and every known address, the most ether a sender holds, and whether the code reads the
 timestamp or the block number), symbolic replays on a target of their own, the filter of
-branch sides worth solving and the code behind each function.
+branch sides worth solving and the code behind each function. Where a target calls a
+contract it is handed, the answering attacker joins in (:func:`answering_attacker`): its
+address among the dictionary's and its ``answer(word)`` among the functions.
 
 ``import_cases`` re-executes cases found elsewhere (another worker, a saved corpus), so a
 worker's corpus only ever holds runs it made itself.
@@ -23,7 +25,12 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from secant.abi import AbiFunction
-from secant.chain.attackers import AttackerKind
+from secant.chain.attackers import (
+    ANSWER_SIGNATURE,
+    ATTACKER_ABI,
+    AttackerContract,
+    AttackerKind,
+)
 from secant.chain.chain import TestChain
 from secant.chain.deploy import DeployedContract
 from secant.engine.config import DEFAULT_PREFIX_CACHE_MB, FuzzConfig
@@ -37,12 +44,21 @@ from secant.engine.mutators import FunctionSpec
 from secant.engine.oracle import Oracle, claim
 from secant.engine.policy import InputSpace, PolicyContext, PolicyFactory, SymbolicTracer
 from secant.engine.shrink import ShrinkSpace
-from secant.engine.values import vtype
+from secant.engine.values import VType, vtype
 from secant.errors import SecantError
 from secant.evm.analysis import analyze
 from secant.evm.crypto import keccak256
-from secant.evm.opcodes import CALL, CALLCODE, GAS, NUMBER, SELFDESTRUCT, TIMESTAMP
+from secant.evm.opcodes import (
+    CALL,
+    CALLCODE,
+    GAS,
+    NUMBER,
+    SELFDESTRUCT,
+    STATICCALL,
+    TIMESTAMP,
+)
 from secant.oracles.flows import call_sites
+from secant.oracles.fuzz_test import FuzzTestOracle
 from secant.oracles.property import PROPERTY_PREFIXES, is_property_name
 from secant.oracles.registry import recordings
 from secant.targets.contract import ContractTarget, StepObserver
@@ -204,19 +220,68 @@ def default_senders(chain: TestChain,
     return senders
 
 
-def _calls_out(chain: TestChain, code_hash: bytes, code: bytes) -> bool:
-    """Whether ``code`` has a CALL to a computed address that forwards all the gas left.
+def _calls_out(chain: TestChain, code_hash: bytes, code: bytes,
+               opcodes: frozenset[int] = frozenset({CALL})) -> bool:
+    """Whether ``code`` has a call of ``opcodes`` to a computed address with all gas left.
 
     solc pushes the gas operand last, so such a call is a GAS right before the CALL
     (``transfer`` and ``send`` compute a 2300 stipend instead).
     """
     computed = {site.pc for site in call_sites(chain, code, code_hash)
-                if site.opcode == CALL and site.target is None}
+                if site.opcode in opcodes and site.target is None}
     if not computed:
         return False
     instructions = analyze(code, code_hash, chain.fork).instructions
     return any(pc in computed and instructions[i - 1][1] == GAS
                for i, (pc, _, _) in enumerate(instructions) if i)
+
+
+def _has_address(vt: VType) -> bool:
+    """Whether a value of type ``vt`` holds an address (in an array or a tuple too)."""
+    if vt.kind == "address":
+        return True
+    if vt.elem is not None and _has_address(vt.elem):
+        return True
+    return any(_has_address(field) for field in vt.fields)
+
+
+def answering_attacker(chain: TestChain, specs: Sequence[FunctionSpec],
+                       codes: dict[bytes, tuple[DeployedContract, bytes]]
+                       ) -> AttackerContract | None:
+    """The answering attacker when it can matter to the campaign, else None.
+
+    It answers a call with a word the search chose (``secant.chain.attackers``), which
+    matters only to a target that calls a contract it was handed and reads the answer: some
+    function to fuzz takes an address (the attacker reaches a target only as an address
+    argument, or one stored from it), and some target calls a computed address with all
+    its remaining gas, by CALL or STATICCALL (solc's calls of an interface's function; a
+    ``transfer`` or ``send`` stipend reads no answer). Any other campaign goes without it:
+    an address more among the dictionary's and a function more to call would only thin
+    out the others, and such a campaign searches exactly as before the attacker existed.
+    The static test cannot tell whether the answer is read (solc reads it through
+    routines shared with other calls): a campaign on code that only calls out gets it too.
+    """
+    answering = next((c for c in chain.attacker_contracts
+                      if c.kind == AttackerKind.ANSWERING), None)
+    if answering is None or not any(_has_address(vt) for spec in specs for vt in spec.types):
+        return None
+    reads = frozenset({CALL, STATICCALL})
+    if not any(_calls_out(chain, code_hash, code, reads)
+               for code_hash, (_, code) in codes.items()):
+        return None
+    return answering
+
+
+def answer_spec(answering: AttackerContract) -> FunctionSpec:
+    """``answer(uint256 word)`` of the answering attacker, as a function to fuzz.
+
+    Its word is an input like any argument of a target's function: mutation, the
+    dictionary, input-to-state and prediction choose what the attacker answers next, and
+    the sequences put it before the call that reads it.
+    """
+    spec = spec_of(ATTACKER_ABI.function("answer"), answering.address, [])
+    assert spec is not None and spec.signature == ANSWER_SIGNATURE
+    return spec
 
 
 ECHIDNA_TIME_DELAY = 604_800
@@ -256,7 +321,12 @@ def input_space(chain: TestChain, specs: Sequence[FunctionSpec],
     for _, code in codes.values():
         constants.extend(code_constants(code))
     senders = list(senders) if senders else default_senders(chain, codes)
-    addresses = senders + [c.address for c in chain.contracts]
+    # The answering attacker is an address to draw only when the case may set its answer
+    # (``Worker`` gives it ``answer`` where it can matter: ``answering_attacker``).
+    answered = {spec.to for spec in specs if spec.signature == ANSWER_SIGNATURE}
+    absent = {c.address for c in chain.attacker_contracts
+              if c.kind == AttackerKind.ANSWERING and c.address not in answered}
+    addresses = senders + [c.address for c in chain.contracts if c.address not in absent]
     opcodes = {op for code_hash, (_, code) in codes.items()
                for _, op, _ in analyze(code, code_hash, chain.fork).instructions}
     # msg.value can go up to what a sender holds (a crowdsale's goal may be large); an
@@ -340,6 +410,15 @@ class Worker:
             self.notes.append("nothing to call: the properties were evaluated on the deployed "
                               "state only")
         self.codes = target_codes(chain)
+        # A harness (properties to watch) or a Foundry test contract calls its own
+        # functions only, as Echidna, Medusa and forge do: no answering attacker there.
+        harness = bool(watchers) or any(isinstance(o, FuzzTestOracle) and o.tests
+                                        for o in oracles)
+        answering = None if harness else answering_attacker(chain, specs, self.codes)
+        if answering is not None:
+            setter = answer_spec(answering)
+            if setter not in specs:  # a caller may have given it already
+                specs = [*specs, setter]
         # An invariant suite: a property must hold after every transaction. Optimization
         # targets alone are searched by the rounds' prediction, which long random
         # sequences would dilute.

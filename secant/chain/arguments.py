@@ -19,7 +19,9 @@ them.
 Generation (:func:`generate_value`) draws type-valid values from an explicit
 ``random.Random``: small non-zero numbers, addresses of the chain's trusted senders (or of a
 deployed contract of the parameter's contract type), short strings and byte strings, arrays
-of one to three elements. When a constructor refuses those, :func:`alternative_values` gives
+of one to three elements; an unsigned integer whose name reads as a moment (``startTime``,
+``deadline``, ``releaseDate``) gets the chain's current timestamp, a week later for an end
+(:func:`moment_value`). When a constructor refuses those, :func:`alternative_values` gives
 a few other sets shaped the way constructors commonly check their arguments: arrays of one
 common length (``owners.length == shares.length``), distinct addresses, small numbers.
 """
@@ -46,6 +48,7 @@ __all__ = [
     "format_value",
     "generate_value",
     "generate_values",
+    "moment_value",
     "parse_value",
     "parse_values",
 ]
@@ -61,6 +64,38 @@ _NUMBER_RE = re.compile(
     r"^(-?\d+(?:\.\d+)?)(?:e(\d+))?\s*(wei|gwei|szabo|finney|ether)?$", re.IGNORECASE)
 _UNITS = {"wei": 0, "gwei": 9, "szabo": 12, "finney": 15, "ether": 18}
 _TRUE, _FALSE = {"true", "1", "yes", "y"}, {"false", "0", "no", "n"}
+
+
+_MOMENT_RE = re.compile(
+    r"time|date|start|begin|open|launch|since|end|deadline|clos|expir|until|unlock|release"
+    r"|finish|stop", re.IGNORECASE)
+_END_RE = re.compile(r"end|deadline|clos|expir|until|unlock|release|finish|stop",
+                     re.IGNORECASE)
+_SPAN_RE = re.compile(
+    r"duration|period|delay|interval|length|timeout|window|span|second|minute|hour|day|week"
+    r"|month|year|block|rate|count|amount|price|fee|limit|cap", re.IGNORECASE)
+END_LEAD = 7 * 24 * 3600
+"""How far after the current block a generated end moment lies: a week, open at deployment
+and reachable by the campaign's time jumps."""
+
+
+def moment_value(param: AbiParam, now: int | None) -> int | None:
+    """``now`` (an end: a week later) for an unsigned integer named as a moment, else None.
+
+    Why: a constructor argument that is a point in time (``startTime``, ``deadline``) is
+    compared with ``block.timestamp`` by every function behind a ``didStart`` or
+    ``notEnded`` check; the small numbers drawn for other integers date it to 1970, so
+    such a contract is over before it begins and nothing behind the check ever runs. A name
+    that reads as a span (``duration``, ``lockPeriod``, ``delaySeconds``) is not a moment.
+    """
+    if now is None or not param.name:
+        return None
+    match = _INT_RE.match(param.type)
+    if match is None or match.group(1) != "u" or int(match.group(2) or 256) < 32:
+        return None
+    if not _MOMENT_RE.search(param.name) or _SPAN_RE.search(param.name):
+        return None
+    return now + END_LEAD if _END_RE.search(param.name) else now
 
 
 class _BadValue(ValueError):
@@ -332,16 +367,23 @@ def _example(param: AbiParam) -> str:
 
 
 def generate_value(param: AbiParam, rng: random.Random,
-                   choose_address: AddressChooser | None = None) -> Any:
-    """Draw a value of ``param``'s type from ``rng`` (see the module docstring)."""
+                   choose_address: AddressChooser | None = None,
+                   now: int | None = None) -> Any:
+    """Draw a value of ``param``'s type from ``rng`` (see the module docstring).
+
+    ``now``: the chain's timestamp, for parameters named as moments (:func:`moment_value`).
+    """
     array = _element(param)
     if array is not None:
         element, length = array
         count = length if length is not None else rng.randint(1, 3)
-        return [generate_value(element, rng, choose_address) for _ in range(count)]
+        return [generate_value(element, rng, choose_address, now) for _ in range(count)]
     kind = param.type
     if kind == "tuple":
-        return tuple(generate_value(c, rng, choose_address) for c in param.components)
+        return tuple(generate_value(c, rng, choose_address, now) for c in param.components)
+    moment = moment_value(param, now)
+    if moment is not None:
+        return moment
     if kind == "address":
         return choose_address(param, rng) if choose_address else rng.getrandbits(160) or 1
     if kind == "bool":
@@ -367,9 +409,10 @@ def generate_value(param: AbiParam, rng: random.Random,
 
 
 def generate_values(params: Sequence[AbiParam], rng: random.Random,
-                    choose_address: AddressChooser | None = None) -> list[Any]:
-    """Draw one value per parameter, in order, from ``rng``."""
-    return [generate_value(p, rng, choose_address) for p in params]
+                    choose_address: AddressChooser | None = None,
+                    now: int | None = None) -> list[Any]:
+    """Draw one value per parameter, in order, from ``rng`` (``now``: see generate_value)."""
+    return [generate_value(p, rng, choose_address, now) for p in params]
 
 
 def format_value(value: Any, param: AbiParam | None = None) -> str:
@@ -402,7 +445,7 @@ ALTERNATIVE_SETS = 4
 
 def alternative_values(params: Sequence[AbiParam], rng: random.Random,
                        choose_address: AddressChooser | None, addresses: Sequence[int],
-                       index: int) -> list[Any]:
+                       index: int, now: int | None = None) -> list[Any]:
     """Argument set ``index`` (0 to :data:`ALTERNATIVE_SETS` - 1) for a refusing constructor.
 
     For a constructor that reverted with the generated arguments.
@@ -410,7 +453,8 @@ def alternative_values(params: Sequence[AbiParam], rng: random.Random,
     value: ``addresses`` in order (the chain's trusted senders), then fresh ones (a
     parameter of a contract type still gets ``choose_address``'s contract). The numbers
     are, by ``index``: between 1 and 10 (length 1 to 3), all 1 (length 1), all 0 (length
-    2), up to 1000 (length 1 to 3). Deterministic in ``rng``.
+    2), up to 1000 (length 1 to 3); a moment stays a moment (``now``, as for
+    :func:`generate_value`). Deterministic in ``rng``.
     """
     ones = index == 1
     zeros = index == 2
@@ -441,6 +485,9 @@ def alternative_values(params: Sequence[AbiParam], rng: random.Random,
             return tuple(value(c) for c in param.components)
         if param.type == "address":
             return address(param)
+        moment = moment_value(param, now)
+        if moment is not None:
+            return moment
         match = _INT_RE.match(param.type)
         if match is not None:
             bits = int(match.group(2) or 256)
@@ -448,6 +495,6 @@ def alternative_values(params: Sequence[AbiParam], rng: random.Random,
             return 1 if ones else 0 if zeros else rng.randint(1, min(high, ceiling))
         if param.type == "bool":
             return not zeros
-        return generate_value(param, rng, choose_address)
+        return generate_value(param, rng, choose_address, now)
 
     return [value(param) for param in params]

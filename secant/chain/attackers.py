@@ -1,6 +1,6 @@
 """Attacker contracts, as sFuzz uses them: hand-assembled EVM code, no compiler needed.
 
-All three attackers expose ``attack(address target, bytes data, uint256 value)`` (payable): it
+All four attackers expose ``attack(address target, bytes data, uint256 value)`` (payable): it
 calls ``target`` with ``data`` and ``value`` (paid from the attacker's own balance, which
 includes any ether sent along), returns the target's return data when the call succeeds and
 reverts with the target's revert data when it fails. A transaction to ``attack`` makes
@@ -21,10 +21,18 @@ the attacker the ``msg.sender`` of a target function (``TestChain.attack``).
   0), which needs more than the 2300 gas that ``send`` and ``transfer`` give: paid that
   way it runs out of gas, and the payment fails ("gasless send"). Paid with enough gas
   (``call{value: ...}("")``) it takes the ether like any contract that keeps books.
+- The **answering attacker** answers every call it does not implement with one 32-byte
+  word of its choosing, its *answer*, and accepts any ether. ``answer(uint256 word)``
+  sets the answer (anyone may call it: a transaction of the test case); it starts as
+  :data:`DEFAULT_ANSWER`. A word decodes as any static ABI type, so a caller that trusts
+  what a contract it was handed returns (``assert(IFeed(feed).price() == PEG)``,
+  ``require(token.transfer(to, amount))``) gets a value the search chose. See
+  :func:`answering_attacker_code` for why the answer is a stored word set by a transaction.
 
 Storage of the reentrancy attacker: slot 0 target, slot 2 re-entries made, slot 3 maximum
 depth, slot 4 calldata length, slots ``0x100 + i`` the calldata's 32-byte words. Storage of
-the costly attacker: slot 0 the calls its fallback accepted.
+the costly attacker: slot 0 the calls its fallback accepted. Storage of the answering
+attacker: slot :data:`ANSWER_SLOT` the answer.
 """
 
 from __future__ import annotations
@@ -34,16 +42,23 @@ from enum import StrEnum
 
 from secant.abi import Abi, encode, function_selector
 from secant.chain.asm import Item, Label, Ref, assemble
+from secant.evm.crypto import keccak256
 
 __all__ = [
+    "ANSWER_SELECTOR",
+    "ANSWER_SIGNATURE",
+    "ANSWER_SLOT",
     "ATTACKER_ABI",
     "ATTACK_SELECTOR",
+    "DEFAULT_ANSWER",
     "DEFAULT_MAX_DEPTH",
     "MAX_DEPTH_SLOT",
     "REENTRIES_SELECTOR",
     "REENTRY_MIN_GAS",
     "AttackerContract",
     "AttackerKind",
+    "answer_calldata",
+    "answering_attacker_code",
     "attack_calldata",
     "costly_attacker_code",
     "normal_attacker_code",
@@ -65,6 +80,26 @@ MAX_DEPTH_SLOT = 3
 REENTRY_MIN_GAS = 10_000
 """Below this much gas the reentrancy attacker's fallback accepts ether without re-entering."""
 
+ANSWER_SIGNATURE = "answer(uint256)"
+"""The function that sets the answering attacker's answer."""
+
+ANSWER_SELECTOR = function_selector(ANSWER_SIGNATURE)
+"""Selector of ``answer(uint256 word)`` (answering attacker only)."""
+
+ANSWER_SLOT = int.from_bytes(keccak256(b"secant answering attacker: answer"), "big")
+"""Storage slot of the answering attacker's answer.
+
+Far from every slot a compiler lays variables out at: the sequences' data flow names a
+slot by its number whatever contract holds it, so slot 0 would make ``answer`` look like a
+writer of every target's first variable.
+"""
+
+DEFAULT_ANSWER = 1
+"""The answer before any ``answer(word)``: 1 decodes as ``true``, 1, a non-zero address
+and a non-zero ``bytes32``, the "yes" that a caller trusting its callee usually waits for
+(``require(token.transfer(...))``), and it passes the ABI decoder's checks of every static
+type (a ``bool`` must be 0 or 1, an ``address`` 20 bytes)."""
+
 _ACCEPTED_SLOT = 0  # the costly attacker's count of accepted calls
 
 _TARGET_SLOT, _DEPTH_SLOT, _LENGTH_SLOT, _DATA_SLOT = 0, 2, 4, 0x100
@@ -78,9 +113,12 @@ ATTACKER_ABI = Abi.from_json([
      "outputs": []},
     {"type": "function", "name": "reentries", "stateMutability": "view", "inputs": [],
      "outputs": [{"name": "", "type": "uint256"}]},
+    {"type": "function", "name": "answer", "stateMutability": "nonpayable",
+     "inputs": [{"name": "word", "type": "uint256"}], "outputs": []},
     {"type": "fallback", "stateMutability": "payable"},
 ])
-"""The ABI every attacker answers (``reentries`` returns 0 but on the reentrancy attacker)."""
+"""The ABI every attacker answers (``reentries`` returns 0 but on the reentrancy attacker;
+only the answering attacker implements ``answer``, the others take it to their fallback)."""
 
 
 class AttackerKind(StrEnum):
@@ -89,15 +127,20 @@ class AttackerKind(StrEnum):
     NORMAL = "normal"
     REENTRANCY = "reentrancy"
     COSTLY = "costly"
+    ANSWERING = "answering"
 
 
-def _dispatch() -> list[Item]:
-    """Jump to ``attack``/``reentries`` by selector, else to ``fallback``."""
+def _dispatch(answers: bool = False) -> list[Item]:
+    """Jump to ``attack``/``reentries``/``answer`` (``answers``) by selector, else fallback."""
+    setter: list[Item] = (
+        ["DUP1", int.from_bytes(ANSWER_SELECTOR, "big"), "EQ", Ref("answer"), "JUMPI"]
+        if answers else [])
     return [
         4, "CALLDATASIZE", "LT", Ref("fallback"), "JUMPI",
         0, "CALLDATALOAD", 0xE0, "SHR",
         "DUP1", int.from_bytes(ATTACK_SELECTOR, "big"), "EQ", Ref("attack"), "JUMPI",
         "DUP1", int.from_bytes(REENTRIES_SELECTOR, "big"), "EQ", Ref("reentries"), "JUMPI",
+        *setter,
         Ref("fallback"), "JUMP",
     ]
 
@@ -159,6 +202,44 @@ def costly_attacker_code() -> bytes:
     ])
 
 
+def answering_attacker_code() -> bytes:
+    """Runtime code of the answering attacker: any other call is answered with a stored word.
+
+    ``attack`` forwards and ``reentries`` returns 0, as on the other attackers;
+    ``answer(word)`` stores ``word`` at :data:`ANSWER_SLOT`; every other call with calldata
+    returns that word (32 bytes), and a call without calldata (a payment) is accepted with
+    no output. The fallback only reads storage: a ``STATICCALL`` (a ``view`` interface
+    function) gets its answer too, and a payment costs a few gas, well within the 2300 of
+    ``transfer``, so this attacker is no refusing or costly recipient.
+
+    Why a stored answer set by a transaction, and not what the other designs give:
+
+    - The costly attacker's counter (1, 2, 3... if its fallback returned it) is a word the
+      search cannot choose: a check that wants 1000 is never met.
+    - A word taken from the call's own calldata (its first argument) is chosen by the
+      calling contract, not the search, and a call without arguments (``foo()``) has none.
+    - Nothing else the search varies within the caller's transaction is visible to the
+      callee but the sender and the block, which are no values of its choosing.
+
+    ``answer(word)`` is an ordinary transaction of the test case: the campaign fuzzes it
+    like a target's function (``secant.campaign.worker.answering_attacker``), so its word
+    is mutated, drawn from the dictionary (the constants the caller compares with),
+    written by input-to-state and predicted from the caller's comparison costs; the
+    campaign watches the reads of :data:`ANSWER_SLOT`, so the aggressive probes fake the
+    answer and the sequences' data flow puts ``answer`` before the call that reads it.
+    Every answer is a function of the case, so a campaign stays a function of its seed.
+    """
+    return assemble([
+        *_dispatch(answers=True),
+        Label("attack"), *_read_attack_arguments(), *_forward_call(),
+        Label("reentries"), *_return_word(None),
+        Label("answer"), 4, "CALLDATALOAD", ANSWER_SLOT, "SSTORE", "STOP",
+        Label("fallback"), "CALLDATASIZE", "ISZERO", Ref("accept"), "JUMPI",
+        *_return_word(ANSWER_SLOT),
+        Label("accept"), "STOP",
+    ])
+
+
 def reentrancy_attacker_code() -> bytes:
     """Runtime code of the reentrancy attacker (see the module docstring)."""
     record_call: list[Item] = [
@@ -204,6 +285,11 @@ def attack_calldata(target: int, data: bytes, value: int = 0) -> bytes:
                                     [target.to_bytes(20, "big"), bytes(data), value])
 
 
+def answer_calldata(word: int) -> bytes:
+    """Calldata for ``answer(word)``: make the answering attacker answer ``word``."""
+    return ANSWER_SELECTOR + encode(["uint256"], [word])
+
+
 @dataclass(frozen=True)
 class AttackerContract:
     """An attacker contract installed on the chain."""
@@ -235,13 +321,18 @@ def code_of(kind: AttackerKind) -> bytes:
     if kind not in _CODE:
         builders = {AttackerKind.NORMAL: normal_attacker_code,
                     AttackerKind.REENTRANCY: reentrancy_attacker_code,
-                    AttackerKind.COSTLY: costly_attacker_code}
+                    AttackerKind.COSTLY: costly_attacker_code,
+                    AttackerKind.ANSWERING: answering_attacker_code}
         _CODE[kind] = builders[kind]()
     return _CODE[kind]
 
 
 def initial_storage(kind: AttackerKind, max_depth: int = DEFAULT_MAX_DEPTH) -> dict[int, int]:
-    """Return the storage an attacker starts with (the reentrancy depth bound)."""
+    """Return the storage an attacker starts with (the reentrancy depth bound, the answer)."""
     if max_depth < 0:
         raise ValueError("the reentrancy depth cannot be negative")
-    return {MAX_DEPTH_SLOT: max_depth} if kind is AttackerKind.REENTRANCY else {}
+    if kind is AttackerKind.REENTRANCY:
+        return {MAX_DEPTH_SLOT: max_depth}
+    if kind is AttackerKind.ANSWERING:
+        return {ANSWER_SLOT: DEFAULT_ANSWER}
+    return {}

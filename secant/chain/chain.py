@@ -16,6 +16,14 @@ attackers; see :mod:`secant.chain.accounts`), the attacker contracts
 its libraries and whatever its constructor creates, then :meth:`TestChain.seal` takes the
 base snapshot that :meth:`TestChain.reset` restores.
 
+The chain keeps a log of how it was set up (its set-up transactions, the deployments and a
+test contract's ``setUp()``, and the state changes made between them), so that
+:meth:`TestChain.replay_setup` can run the set-up again on a state of its own under an
+inspector, without touching the chain: the ``dataflow`` recording learns that way which
+storage the constructors filled from block values (``secant.targets.contract``). Keeping
+the log costs a redo diff of the few changes made between set-up transactions; running it
+again is paid only by who asks.
+
 Every transaction, view and static call (deployments included) runs with the Foundry/HEVM
 cheatcodes of :mod:`secant.chain.cheatcodes` installed unless ``ChainConfig.cheatcodes`` is
 off: their state changes are journaled like any other, and a block they change
@@ -25,7 +33,7 @@ both.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -60,12 +68,13 @@ from secant.evm.forks import CANCUN, Fork
 from secant.evm.inspector import Inspector
 from secant.evm.instructions.system import create_address
 from secant.evm.interpreter import Evm
-from secant.evm.state import Log, WorldState
+from secant.evm.state import Log, StateDiff, WorldState
 from secant.evm.transaction import InvalidTransaction, Transaction, TxResult, apply_transaction
 
-__all__ = ["CallReads", "CallResult", "ChainConfig", "TestChain"]
+__all__ = ["CallReads", "CallResult", "ChainConfig", "SetupTransaction", "TestChain"]
 
 _UNLIMITED = 1 << 32
+_BROKEN = StateDiff()  # a set-up log that cannot rebuild the state (``_log_changes``)
 
 
 @dataclass(frozen=True)
@@ -104,6 +113,26 @@ SETUP_GAS = 1 << 30
 default gas limit. A harness's constructor may deploy a whole system, more than a block's 30
 million gas holds (Superform v2 periphery's CryticTester needs more); the fuzzed
 transactions keep the block's limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class SetupTransaction:
+    """One set-up transaction as it ran (``TestChain.replay_setup`` runs it again).
+
+    ``env`` and ``fork`` are the block and the rules it ran under (a set-up transaction
+    has its own gas limit, a test contract's deployment no size limits); ``success`` and
+    ``gas_used`` how it ended, which a replay must match.
+    """
+
+    sender: int
+    to: int | None
+    data: bytes
+    value: int
+    gas_limit: int
+    env: BlockEnv
+    fork: Fork
+    success: bool
+    gas_used: int
 
 
 @dataclass
@@ -203,6 +232,11 @@ class TestChain:
         # Counts seals: what was learnt of the states that runs from the base reach (their
         # transactions decide them) holds until the base changes.
         self.seals = 0
+        # How the chain was set up, in order (``replay_setup``): the state changes made
+        # outside set-up transactions (accounts, funds, installed code), as redo diffs, and
+        # the set-up transactions. ``_logged`` is the journal position the log reaches.
+        self._setup_log: list[StateDiff | SetupTransaction] = []
+        self._logged = 0
 
     # ------------------------------------------------------------------ setup
     @classmethod
@@ -264,6 +298,9 @@ class TestChain:
 
     def seal(self) -> None:
         """Make the current state the base that :meth:`reset` restores (drops the journal)."""
+        # The set-up log must not lose what the journal alone still knows.
+        self._log_changes()
+        self._logged = 0
         self.state.forget_history()
         self._base = self.state.snapshot()
         self._base_env = self.blocks.current
@@ -352,7 +389,13 @@ class TestChain:
         limit = self.blocks.current.gas_limit
         self.blocks.current = replace(self.blocks.current, gas_limit=max(limit, gas))
         try:
-            return self.transact(sender, to, data, value, gas_limit=gas, inspector=inspector)
+            self._log_changes()
+            env, fork = self.env, self.fork
+            result = self.transact(sender, to, data, value, gas_limit=gas, inspector=inspector)
+            self._setup_log.append(SetupTransaction(sender, to, data, value, gas, env, fork,
+                                                    result.success, result.gas_used))
+            self._logged = self.state.snapshot()
+            return result
         finally:
             self.blocks.current = replace(self.blocks.current, gas_limit=limit)
 
@@ -367,6 +410,64 @@ class TestChain:
                     else "check the deployment value and the chain's gas limit")
             raise DeploymentFailed(f"the deployment transaction is invalid: {exc}",
                                    hint) from None
+
+    def _log_changes(self) -> None:
+        """Add the state changes made since the log's last entry to the set-up log.
+
+        A journal shorter than the log's position (reverted below it: no set-up does that)
+        leaves the log without a way to rebuild the state: it is dropped, and
+        ``replay_setup`` says so.
+        """
+        logged, now = self._logged, self.state.snapshot()
+        if logged > now:
+            self._setup_log = [_BROKEN]
+        elif now > logged:
+            diff = self.state.changes_since(logged)
+            if diff:
+                self._setup_log.append(diff)
+        self._logged = now
+
+    @property
+    def setup_transactions(self) -> int:
+        """How many set-up transactions the chain ran (deployments, ``setUp()``)."""
+        return sum(isinstance(step, SetupTransaction) for step in self._setup_log)
+
+    def replay_setup(self, inspector: Inspector, begin: Callable[[int], object]) -> bool:
+        """Run the chain's set-up again on a state of its own, watched by ``inspector``.
+
+        The state starts empty and takes the logged changes and transactions in order, so
+        each transaction runs on the state it ran on first (under fresh cheatcodes, as on a
+        fresh chain); ``begin(i)`` is called before the i-th transaction. The chain, its
+        state, block and cheatcodes are not touched. True when every transaction ended as
+        it did (same success, same gas); False, and the rest not run, at the first that did
+        not, or when the log cannot rebuild the state.
+        """
+        state = WorldState()
+        cheats = None
+        if self.config.cheatcodes:
+            cheats = Cheatcodes(ArtifactResolver(self.compilations, self._deployer.libraries),
+                                {}, assertions_revert=self.config.assertions_revert)
+        index = 0
+        for step in self._setup_log:
+            if step is _BROKEN:
+                return False
+            if isinstance(step, StateDiff):
+                state.apply(step)
+                continue
+            begin(index)
+            index += 1
+            tx = Transaction(sender=step.sender, to=step.to, nonce=state.nonce(step.sender),
+                             gas_limit=step.gas_limit, value=step.value, data=step.data,
+                             gas_price=step.env.base_fee)
+            if cheats is not None:
+                cheats.begin_transaction()
+            try:
+                done = apply_transaction(state, step.env, tx, step.fork, inspector, cheats)
+            except (InvalidTransaction, UnsupportedCheatcode):
+                return False
+            if done.success != step.success or done.gas_used != step.gas_used:
+                return False
+        return True
 
     # ------------------------------------------------------------------ lookups
     @property

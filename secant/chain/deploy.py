@@ -45,6 +45,7 @@ from secant.chain.errors import ConstructorReverted, DeploymentFailed
 from secant.compile.artifacts import Bytecode, Compilation, CompiledContract
 from secant.compile.srcmap import SourceLocation
 from secant.evm.analysis import CodeAnalysis
+from secant.evm.env import BlockEnv
 from secant.evm.forks import CANCUN
 from secant.evm.inspector import Inspector
 from secant.evm.opcodes import CREATE, CREATE2, JUMP, JUMPI
@@ -223,6 +224,10 @@ class ChainContext(Protocol):
     def senders(self) -> tuple[Sender, ...]:
         """All sender accounts."""
 
+    @property
+    def env(self) -> BlockEnv:
+        """The current block (its timestamp dates generated moments)."""
+
     def names(self) -> dict[str, int]:
         """Names usable as address arguments (senders, contracts, attackers)."""
 
@@ -360,7 +365,8 @@ class Deployer:
             if not params:
                 return [], b"", None
             rng = random.Random(f"{self.chain.seed}:{contract.name}")
-            values = generate_values(params, rng, self._choose_address(compilation))
+            values = generate_values(params, rng, self._choose_address(compilation),
+                                     self.chain.env.timestamp)
             note = (f"no constructor arguments given for {contract.name}; generated "
                     f"{_describe_args(params, values)} from seed {self.chain.seed} "
                     "(pass --arg to choose them)")
@@ -427,7 +433,7 @@ class Deployer:
         for index in range(ALTERNATIVE_SETS):
             rng = random.Random(f"{self.chain.seed}:{contract.name}:other arguments {index}")
             values = alternative_values(params, rng, self._choose_address(compilation),
-                                        trusted, index)
+                                        trusted, index, self.chain.env.timestamp)
             note = (f"no constructor arguments given for {contract.name}; its constructor "
                     f"refused {_describe_args(params, refused_values)} (generated from seed "
                     f"{self.chain.seed}), deployed with {_describe_args(params, values)} "

@@ -4,7 +4,8 @@ solc-js versions are installed per version into ``<cache>/solc/<version>/`` with
 ``npm install --prefix``. Within a run, :class:`SolcManager` keeps one node process per
 version alive (``solc_driver.js``), so compiling many files costs one node start per version.
 Releases before 0.4.11, which answer no standard JSON, run inside a newer 0.4 package's
-wrapper, which translates (:meth:`SolcManager._wrapper`).
+wrapper (:meth:`SolcManager._wrapper`); secant sends them the legacy request and translates
+their answer (:mod:`secant.compile.legacy`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from secant.compile.errors import (
     PragmaUnsatisfiable,
     ToolMissing,
 )
+from secant.compile.legacy import legacy_input, standard_output
 from secant.compile.semver import Version, VersionRange, format_version, parse_version
 from secant.files import write_atomic
 
@@ -44,8 +46,15 @@ _KNOWN = (
     "0.8.19 0.8.20 0.8.21 0.8.22 0.8.23 0.8.24 0.8.25 0.8.26 0.8.27 0.8.28 0.8.29 0.8.30 0.8.31 "
     "0.8.32 0.8.33 0.8.34 0.8.35 0.8.36 0.8.37"
 )
-KNOWN_VERSIONS: tuple[Version, ...] = tuple(parse_version(v) for v in _KNOWN.split())
+# npm holds the releases before 0.4 under these names (some with a build number).
+_LEGACY_NAMES = ("0.2.0-1 0.2.1-1 0.2.2-2 0.3.1-1 0.3.2-1 0.3.3 0.3.4 0.3.5 0.3.6")
+_NPM_NAMES = {parse_version(name): name for name in _LEGACY_NAMES.split()}
+KNOWN_VERSIONS: tuple[Version, ...] = tuple(sorted(_NPM_NAMES)) + tuple(
+    parse_version(v) for v in _KNOWN.split())
 """solc-js releases known without asking npm (refreshed by ``secant solc list --remote``)."""
+
+OLDEST: Version = (0, 2, 0)
+"""The oldest solc-js release secant offers (the 0.1 releases of 2015 are left out)."""
 
 # npm republished these releases with a working build under "<version>-fixed".
 _FIXED = {(0, 8, 7), (0, 8, 14), (0, 8, 23)}
@@ -88,10 +97,18 @@ def package_dir(version: Version) -> Path:
     return solc_root() / format_version(version) / "node_modules" / "solc"
 
 
+def soljson_path(package: Path) -> Path | None:
+    """The compiler in an npm ``solc`` package: ``soljson.js``, or where 0.2.x kept it."""
+    for relative in ("soljson.js", "bin/soljson-latest.js"):
+        if (package / relative).is_file():
+            return package / relative
+    return None
+
+
 def is_installed(version: Version) -> bool:
     """Whether solc-js ``version`` is in the cache."""
     pkg = package_dir(version)
-    return (pkg / "package.json").is_file() and (pkg / "soljson.js").is_file()
+    return (pkg / "package.json").is_file() and soljson_path(pkg) is not None
 
 
 def installed_versions() -> list[Version]:
@@ -108,7 +125,7 @@ def installed_versions() -> list[Version]:
 
 def _npm_spec(version: Version) -> str:
     text = format_version(version)
-    return f"{text}-fixed" if version in _FIXED else text
+    return f"{text}-fixed" if version in _FIXED else _NPM_NAMES.get(version, text)
 
 
 def install(version: Version, force: bool = False) -> Path:
@@ -135,7 +152,7 @@ def install(version: Version, force: bool = False) -> Path:
             f"installing solc-js {text} with npm timed out",
             "check the network connection and retry 'secant solc install " + text + "'",
         ) from None
-    if proc.returncode != 0 or not (tmp / "node_modules" / "solc" / "soljson.js").is_file():
+    if proc.returncode != 0 or soljson_path(tmp / "node_modules" / "solc") is None:
         shutil.rmtree(tmp, ignore_errors=True)
         detail = (proc.stderr or proc.stdout).strip()
         if any(marker in detail for marker in _OFFLINE_MARKERS):
@@ -171,7 +188,7 @@ def _versions_file() -> Path:
 
 
 def remote_versions(refresh: bool = False) -> list[Version]:
-    """solc-js releases on npm (0.4.0 and later): cached list, refreshed via npm on request."""
+    """solc-js releases on npm (:data:`OLDEST` and later): cached list, refreshed on request."""
     path = _versions_file()
     if refresh:
         npm = _require_tool(npm_executable(), "needed to list solc-js releases")
@@ -182,14 +199,16 @@ def remote_versions(refresh: bool = False) -> list[Version]:
                 "npm cannot list solc-js releases (offline?)",
                 "connect to the network and retry, or use 'secant solc list' for installed ones",
             )
-        names = [v for v in json.loads(proc.stdout) if re.fullmatch(r"\d+\.\d+\.\d+(-fixed)?", v)]
+        # "-fixed" and build numbers ("0.3.1-1") name releases too; other tags are nightlies.
+        names = [v for v in json.loads(proc.stdout)
+                 if re.fullmatch(r"\d+\.\d+\.\d+(-fixed|-\d+)?", v)]
         write_atomic(path, json.dumps(names))
     try:
         names = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         names = []
     found = {parse_version(v) for v in names if isinstance(v, str)}
-    return sorted(v for v in found | set(KNOWN_VERSIONS) if v >= (0, 4, 0))
+    return sorted(v for v in found | set(KNOWN_VERSIONS) if v >= OLDEST)
 
 
 class Compiler(Protocol):
@@ -269,6 +288,9 @@ class SolcJs:
     def __init__(self, version: Version, wrapper: Path | None = None) -> None:
         self.version = version
         self.wrapper = wrapper
+        # Releases before standard JSON get the legacy request and answer, which
+        # secant translates itself (secant.compile.legacy).
+        self.legacy = version < STANDARD_JSON
         self.long_version = format_version(version)
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr: IO[bytes] | None = None
@@ -328,7 +350,11 @@ class SolcJs:
         proc = self._proc if self._proc is not None else self._start()
         assert proc.stdin is not None
         self._next_id += 1
-        request = {"id": self._next_id, "input": std_input, "roots": roots}
+        request: dict[str, Any] = {"id": self._next_id, "roots": roots}
+        if self.legacy:
+            request["legacy"] = legacy_input(std_input, self.version)
+        else:
+            request["input"] = std_input
         try:
             proc.stdin.write(json.dumps(request).encode("utf-8") + b"\n")
             proc.stdin.flush()
@@ -343,6 +369,10 @@ class SolcJs:
         output = message.get("output")
         if not isinstance(output, dict):
             raise CompilationFailed("solc-js returned no output object")
+        if self.legacy:
+            contents = {str(name): str((unit or {}).get("content") or "")
+                        for name, unit in (std_input.get("sources") or {}).items()}
+            return standard_output(output, contents)
         return output
 
     def close(self) -> None:
@@ -426,7 +456,7 @@ class SolcManager:
         if newest is None:
             raise PragmaUnsatisfiable(
                 f"no solc release satisfies 'pragma solidity {pragma.text}' in {where}",
-                "fix the version pragma (solc-js covers 0.4.0 to "
+                f"fix the version pragma (solc-js covers {format_version(min(candidates))} to "
                 f"{format_version(max(candidates))}), or pass --solc-version",
             )
         if not is_installed(newest):
@@ -459,9 +489,10 @@ class SolcManager:
     def _wrapper(self, version: Version) -> Path | None:
         """The package whose wrapper runs ``version`` (None: its own).
 
-        Releases before :data:`STANDARD_JSON` answer no standard JSON, nor do their
-        packages' wrappers translate it; a 0.4 package's wrapper (the newest installed, else
-        0.4.26's) does, around the old compiler.
+        Releases before :data:`STANDARD_JSON` answer no standard JSON, and their packages'
+        wrappers differ from release to release (those before 0.3 lack the import callback);
+        a 0.4 package's wrapper (the newest installed, else 0.4.26's) runs every old
+        compiler alike, on the legacy request.
         """
         if version >= STANDARD_JSON:
             return None

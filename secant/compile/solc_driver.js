@@ -1,15 +1,18 @@
 // secant's solc-js driver: one long-lived node process per compiler version.
 //
 // Usage: node solc_driver.js <directory of the npm "solc" package> [<directory of a newer one>]
-// Releases before 0.4.11 answer no standard JSON and their packages' wrappers do not
-// translate it: the second package's wrapper (0.4.11 or later) is put around the first's
-// compiler, and translates standard JSON to the legacy interface and back.
+// Releases before 0.4.11 answer no standard JSON and their packages' wrappers differ: the
+// second package's wrapper (0.4.11 or later) is put around the first's compiler, which then
+// takes legacy requests ({"sources": {name: text}, "optimize": bool}) and answers its own
+// JSON; secant translates both ways (secant/compile/legacy.py).
 // Protocol (line-delimited, UTF-8): every line this driver writes for secant starts with
 // MARK; anything else on stdout (e.g. emscripten chatter) is ignored by the reader.
 //   -> {"ready": true, "version": "<long version>", "heap": bool}   once, after loading
 //      the compiler; "heap": inputs of any size are taken (see HEAP_INPUT)
 //   <- {"id": N, "input": {standard-JSON input}, "roots": ["dir", ...]}   one per line
-//   -> {"id": N, "output": {standard-JSON output}}   or   {"id": N, "error": "message"}
+//      (with a second package: {"id": N, "legacy": {legacy request}, "roots": [...]})
+//   -> {"id": N, "output": {standard-JSON output, or the legacy answer}}
+//      or {"id": N, "error": "message"}
 // Imports missing from the input are read from disk relative to each of "roots" in turn.
 'use strict';
 const fs = require('fs');
@@ -23,11 +26,17 @@ console.log = toStderr;
 console.info = toStderr;
 console.warn = toStderr;
 
+// Packages before 0.3.2 keep the compiler under bin/.
+function soljsonPath(pkg) {
+  const direct = path.join(pkg, 'soljson.js');
+  return fs.existsSync(direct) ? direct : path.join(pkg, 'bin', 'soljson-latest.js');
+}
+
 let solc;
 const wrapperPackage = process.argv[3];
 try {
   solc = wrapperPackage
-    ? require(path.join(wrapperPackage, 'wrapper.js'))(require(path.join(process.argv[2], 'soljson.js')))
+    ? require(path.join(wrapperPackage, 'wrapper.js'))(require(soljsonPath(process.argv[2])))
     : require(process.argv[2]);
 } catch (e) {
   send({ ready: false, error: String((e && e.message) || e) });
@@ -37,7 +46,7 @@ const version = solc.version();
 // The emscripten module under the wrapper (the same instance: node caches modules by path).
 let soljson = null;
 try {
-  soljson = require(path.join(process.argv[2], 'soljson.js'));
+  soljson = require(soljsonPath(process.argv[2]));
 } catch (e) {
   soljson = null;
 }
@@ -96,6 +105,14 @@ rl.on('line', (line) => {
   }
   try {
     const reader = importReader(request.roots || []);
+    if (request.legacy) {
+      // The wrapper's compile uses the compiler's import callback when it has one (0.2.1
+      // and later), else passes every source at once; it returns the parsed answer.
+      const answer = solc.compile({ sources: request.legacy.sources }, request.legacy.optimize ? 1 : 0,
+                                  reader);
+      send({ id: request.id, output: answer });
+      return;
+    }
     const input = typeof request.input === 'string' ? request.input : JSON.stringify(request.input);
     const output = heapInput && input.length > HEAP_INPUT ? compileOnHeap(input)
       : legacyCallback ? compileFn(input, reader) : compileFn(input, { import: reader });

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -12,9 +13,10 @@ from secant.compile.cache import OutputCache, content_key
 from secant.compile.config import CompilerSettings
 from secant.compile.errors import CompilationFailed, CompilerUnavailable
 from secant.compile.evm_versions import evm_version_for
+from secant.compile.legacy import PRAGMAS, TRANSLATION
 from secant.compile.remappings import Remapping, merge_remappings
 from secant.compile.semver import Version, VersionRange, format_version, parse_version
-from secant.compile.solc import SolcManager, find_native, installed_versions
+from secant.compile.solc import STANDARD_JSON, SolcManager, find_native, installed_versions
 from secant.compile.sources import (
     NO_PRAGMA,
     SourceSet,
@@ -124,7 +126,8 @@ def compile_sources(sources: SourceSet, manager: SolcManager, options: CompileOp
     When secant chose the version (no ``--solc-version``) and that compiler refuses the
     code with an error another release may not have, other releases the pragmas allow are
     tried (:func:`fallback_versions`); the first that compiles is kept, a note names it,
-    and the choice is cached. None compiles: the chosen version's error.
+    and the choice is cached. None compiles: the chosen version's error, naming the
+    releases tried (cached too when each of them refused the code itself).
     """
     pragma, where = sources.pragma()
     if options.solc_version is not None:
@@ -148,40 +151,91 @@ def compile_sources(sources: SourceSet, manager: SolcManager, options: CompileOp
         return _compile_with(sources, manager, options, pragma, where, roots, origin, what,
                              announce, (kind, chosen))
     except CompilationFailed as refused:
-        if not version_dependent(refused) or (remembered is not None
-                                              and remembered.get("version") is None):
+        if not version_dependent(refused):
             raise
+        if remembered is not None and remembered.get("version") is None:
+            earlier = remembered.get("tried")
+            raise _none_compiles(refused, chosen, [parse_version(str(v)) for v in earlier]
+                                 if isinstance(earlier, list) else [], []) from None
         settled = True
+        tried: list[Version] = []
+        unavailable: list[Version] = []
         for version in fallback_versions(pragma, where == NO_PRAGMA, chosen,
-                                         manager.candidates(), set(installed_versions())):
+                                         manager.candidates(), set(installed_versions()),
+                                         before_payable(sources)):
             try:
                 compiled = _compile_with(sources, manager, options, pragma, where, roots,
                                          origin, what, announce, _choice(manager, version))
             except CompilationFailed as error:
                 settled = settled and bool(error.errors)
+                tried.append(version)
                 continue  # this release refuses the code too
             except CompilerUnavailable:
                 settled = False
+                unavailable.append(version)
                 continue  # cannot be installed here now
             cache.put(decision, {"version": format_version(version)})
             manager.notes.append(_fallback_note(what, sources, where, chosen, compiled))
             return compiled
         if settled:  # every release refused the code itself: a second run says so at once
-            cache.put(decision, {"version": None})
-        raise
+            cache.put(decision, {"version": None,
+                                 "tried": [format_version(v) for v in tried]})
+        raise _none_compiles(refused, chosen, tried, unavailable) from None
+
+
+def _none_compiles(refused: CompilationFailed, chosen: Version, tried: list[Version],
+                   unavailable: list[Version]) -> CompilationFailed:
+    """The chosen release's error, naming the other releases that were tried in vain."""
+    if not tried and not unavailable:
+        return refused  # nothing else was allowed: the error says all
+    also = []
+    if tried:
+        also.append(f"{_names(tried)} refuse{'s' if len(tried) == 1 else ''} it too")
+    if unavailable:
+        also.append(f"{_names(unavailable)} could not be installed")
+    return CompilationFailed(
+        f"{refused.message} (solc {format_version(chosen)}; {'; '.join(also)})",
+        "fix the source at that line, or pass --solc-version with the release the code was "
+        "written for", refused.errors)
+
+
+def _names(versions: list[Version]) -> str:
+    texts = [format_version(v) for v in versions]
+    return texts[0] if len(texts) == 1 else f"{', '.join(texts[:-1])} and {texts[-1]}"
 
 
 FALLBACK_ATTEMPTS = 4
-"""Other releases tried, at most, when the chosen one refuses the code (each may be an npm
-install the first time)."""
+"""Other releases tried, at most, among those from 0.4 on when the chosen one refuses code
+that states a version range (each may be an npm install the first time)."""
 
-VERSION_DEPENDENT_ERRORS = ("ParserError", "DeclarationError", "TypeError", "SyntaxError")
+VERSION_DEPENDENT_ERRORS = ("ParserError", "DeclarationError", "TypeError", "SyntaxError",
+                            "Error")
 """Kinds of compiler errors that another release may not raise: syntax and names that came
-or went between releases (``constant`` functions, ``throw``, assembly labels)."""
+or went between releases (``constant`` functions, ``throw``, assembly labels), and type
+rules that changed within a line (0.4.x). Releases before 0.4.11 call all of those just
+``Error``."""
 
-OLDER_LINES = ((0, 7), (0, 6), (0, 5), (0, 4))
+OLDER_LINES = ((0, 7), (0, 6), (0, 5), (0, 4), (0, 3), (0, 2))
 """The release lines whose newest release is tried, newest first, for sources that state
-no version (before 0.4.10 pragmas were rare) and that the newest compiler refuses."""
+no version (before 0.4.10 pragmas were rare, before 0.4.0 they did not exist) and that the
+newest compiler refuses."""
+
+
+_MSG_VALUE_RE = re.compile(r"\bmsg\.value\b")
+_PAYABLE_RE = re.compile(r"\bpayable\b")
+
+
+def before_payable(sources: SourceSet) -> bool:
+    """Whether the sources take ether without ever saying ``payable``: code of before 0.4.
+
+    From 0.4.0 on, a function accepts ether only when marked ``payable``, so code that reads
+    ``msg.value`` and marks nothing was written for a compiler without the keyword, where
+    every function (the fallback too) takes ether. A 0.4 compiler may still accept it, with
+    every function refusing ether: the contract compiles but no longer does what it says.
+    """
+    texts = [unit.content for unit in sources.units.values()]
+    return (any(_MSG_VALUE_RE.search(text) for text in texts)
+            and not any(_PAYABLE_RE.search(text) for text in texts))
 
 
 def version_dependent(error: CompilationFailed) -> bool:
@@ -191,14 +245,20 @@ def version_dependent(error: CompilationFailed) -> bool:
 
 
 def fallback_versions(pragma: VersionRange, no_pragma: bool, chosen: Version,
-                      candidates: set[Version], installed: set[Version]) -> list[Version]:
+                      candidates: set[Version], installed: set[Version],
+                      pre_payable: bool = False) -> list[Version]:
     """Releases to try, in order, when ``chosen`` refuses code that the ``pragma`` allows.
 
-    Sources without a pragma: the newest release of each older line (:data:`OLDER_LINES`).
+    Sources without a pragma: the newest release of each older line (:data:`OLDER_LINES`),
+    newest first: code written before pragmas existed reaches the 0.3 and 0.2 compilers.
     A range: its oldest release (written for it, most likely), the newest of each other
     line it spans (newest first), then a few in between among the installed ones (no
-    download; the middle one when none is). At most :data:`FALLBACK_ATTEMPTS`, each
-    once; ``chosen`` never.
+    download; the middle one when none is), at most :data:`FALLBACK_ATTEMPTS`. These
+    among the releases from 0.4 on when the range allows any (pragmas came with 0.4: a
+    range reaches older releases through a loose bound such as ``<0.5.0``, and its oldest
+    release says nothing then), then the newest of each line before 0.4 it allows. Each
+    once; ``chosen`` never. ``pre_payable`` (:func:`before_payable`) puts the lines before
+    0.4 first for sources without a pragma: their ether-taking functions keep taking it.
     """
     allowed = sorted(v for v in candidates if pragma.contains(v) and v != chosen)
     picks: list[Version] = []
@@ -207,10 +267,24 @@ def fallback_versions(pragma: VersionRange, no_pragma: bool, chosen: Version,
             newest = max((v for v in allowed if v[:2] == line and v < chosen), default=None)
             if newest is not None:
                 picks.append(newest)
-        return picks[:FALLBACK_ATTEMPTS]
+        if pre_payable:
+            picks.sort(key=lambda v: v >= PRAGMAS)  # stable: newest first within each part
+        return picks
+    modern = [v for v in allowed if v >= PRAGMAS]
+    older = [v for v in allowed if v < PRAGMAS]
+    picks = _range_picks(modern or older, chosen, installed)
+    if modern:
+        picks += [max(v for v in older if v[:2] == line)
+                  for line in sorted({v[:2] for v in older}, reverse=True)]
+    return list(dict.fromkeys(picks))
+
+
+def _range_picks(allowed: list[Version], chosen: Version,
+                 installed: set[Version]) -> list[Version]:
+    """:func:`fallback_versions` among ``allowed`` (sorted): oldest, lines, in between."""
     if not allowed:
         return []
-    picks.append(allowed[0])
+    picks = [allowed[0]]
     lines = sorted({v[:2] for v in allowed} - {chosen[:2]}, reverse=True)
     picks += [max(v for v in allowed if v[:2] == line) for line in lines]
     # In between, installed releases only (a broken file must not cost many downloads);
@@ -234,7 +308,9 @@ def _choice(manager: SolcManager, version: Version) -> tuple[str, Version]:
 
 def _decision_key(sources: SourceSet, options: CompileOptions, chosen: Version) -> str:
     """The cache key of the release that compiled these sources when ``chosen`` did not."""
-    return content_key("solc-fallback", format_version(chosen),
+    # "-3": decisions taken before the releases before 0.4 were tried (or put first for code
+    # that takes ether without `payable`) are not read back.
+    return content_key("solc-fallback-3", format_version(chosen),
                        {name: unit.content for name, unit in sources.units.items()},
                        [str(r) for r in sources.remappings], options.optimize,
                        options.optimize_runs, options.evm_version, options.via_ir)
@@ -262,7 +338,9 @@ def _compile_with(sources: SourceSet, manager: SolcManager, options: CompileOpti
     kind, version = compiler_choice or manager.select(pragma, options.solc_version, where)
     std_input = sources.standard_input(solc_settings(version, options))
     cache = OutputCache(enabled=options.use_cache)
-    key = content_key("solc", kind, format_version(version), std_input)
+    # A legacy compiler's output is secant's translation of its answer (secant.compile.legacy).
+    translation = [TRANSLATION] if kind == "solc-js" and version < STANDARD_JSON else []
+    key = content_key("solc", kind, format_version(version), std_input, *translation)
     output = cache.get(key)
     compiler = manager.get(kind, version)
     label = f"solc {format_version(version)}" + (" (native)" if kind == "native" else "")

@@ -48,15 +48,18 @@ class PostState(Protocol):
         ...
 
     def run_variant(self, case: TxSeq, forced: Mapping[int, Mapping[int, int]] | None = None,
-                    recordings: frozenset[str] = frozenset({"calls"})) -> RunResult:
+                    recordings: frozenset[str] = frozenset({"calls"}),
+                    gas: Mapping[int, int] | None = None) -> RunResult:
         """A run of ``case``, a variant of the judged run's case, recording ``recordings``.
 
         The same transactions in another order, say, or (``forced``: ``{index: {address:
         wei}}``) with wei added to accounts right before transaction ``index``, as a
         self-destruct's beneficiary or a future CREATE address paid in advance gets it,
-        without running any code. It runs on a target of its own, deterministically, and
-        leaves the judged run's post-state as it was (``call`` and ``storage_at`` still
-        answer about it); the target counts it among its replays.
+        without running any code, or (``gas``: ``{index: gas}``) with transaction
+        ``index`` sent with that gas limit instead of the chain's, as its sender may
+        choose. It runs on a target of its own, deterministically, and leaves the judged
+        run's post-state as it was (``call`` and ``storage_at`` still answer about it);
+        the target counts it among its replays.
         """
         ...
 

@@ -11,7 +11,10 @@ transaction that succeeded) and
   ``if`` around it) has a condition computed from one of them,
 
 directly or through storage written earlier in the same test case (``lastDraw =
-block.timestamp`` in one transaction, ``if (now > lastDraw + 1 days) pay()`` in the next).
+block.timestamp`` in one transaction, ``if (now > lastDraw + 1 days) pay()`` in the next)
+or by the deployment (a constructor draws ``door = uint256(blockhash(block.number - 1)) %
+3``, later ``if (choice == door) pay()``: the dataflow recording starts from the labels the
+deployment left in storage, ``secant.targets.contract.deployment_flow``).
 A block value that is only stored, logged or tested by code that does not decide the
 transfer is no finding (the false positive sFuzz reports for timestamps that merely record
 when something happened). Block producers choose or influence these values, so they can
@@ -25,9 +28,9 @@ reported too, as is a schedule that pays an amount linear in the time (a reward 
 second staked, a vesting wallet's release): whether a few seconds of a validator's leeway
 matter is the reader's call.
 
-It looks only at targets that read a block value somewhere and can send ether, and replays
-a run with the dataflow recording only when a target paid ether in it from a site not yet
-reported. Key: the code and pc of the transfer.
+It looks only at targets that can send ether and read a block value somewhere or hold one
+the deployment stored, and replays a run with the dataflow recording only when a target
+paid ether in it from a site not yet reported. Key: the code and pc of the transfer.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from secant.evm.opcodes import (
 from secant.oracles.exits import scan
 from secant.oracles.flows import FlowOracle, code_opcodes
 from secant.oracles.rated import ether, function_name
-from secant.targets.contract import ContractRun
+from secant.targets.contract import ContractRun, deployment_flow
 from secant.targets.taint import (
     BLOCK,
     BLOCKHASH_LABEL,
@@ -75,14 +78,20 @@ class BlockDependencyOracle(FlowOracle):
     confidence = "certain"
 
     def relevant(self, chain: TestChain, codes: Iterable[tuple[bytes, bytes]]) -> bool:
-        """Some target reads a block value and some target can send ether."""
+        """Some target can send ether, and reads a block value or holds one in storage.
+
+        Held: a constructor stored a block value in a target's slot (the deployment's
+        labels, ``deployment_flow``, asked only when no runtime code reads one).
+        """
         listed = list(codes)
-        reads = any(code_opcodes(chain, code, code_hash) & _BLOCK_OPS
-                    for code_hash, code in listed)
         sends = any(site.opcode in (CALL, CALLCODE)
                     for code_hash, code in listed
                     for site in scan(code, code_hash, chain.fork).exits)
-        return reads and sends
+        if not sends:
+            return False
+        if any(code_opcodes(chain, code, code_hash) & _BLOCK_OPS for code_hash, code in listed):
+            return True
+        return any(address in self.targets for address, _ in deployment_flow(chain))
 
     def candidate(self, result: ContractRun) -> bool:
         """A target paid ether, and a paying site not yet reported ran."""

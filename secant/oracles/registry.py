@@ -22,6 +22,7 @@ from secant.oracles.failed_call import FailedCallOracle
 from secant.oracles.forced_ether import ForcedEtherOracle
 from secant.oracles.freezing import FreezingEtherOracle
 from secant.oracles.fuzz_test import FuzzTestOracle
+from secant.oracles.gas_griefing import GasGriefingOracle
 from secant.oracles.gas_limit import GasLimitOracle
 from secant.oracles.gasless_send import GaslessSendOracle
 from secant.oracles.leaking import LeakingEtherOracle
@@ -29,6 +30,7 @@ from secant.oracles.order_dependence import OrderDependenceOracle
 from secant.oracles.overflow import OverflowOracle
 from secant.oracles.property import PropertyOracle
 from secant.oracles.reentrancy import ReentrancyOracle
+from secant.oracles.requirement import RequirementOracle
 from secant.oracles.suicidal import SuicidalOracle
 from secant.oracles.takeover import OwnerTakeoverOracle
 from secant.oracles.tx_origin import TxOriginOracle
@@ -43,7 +45,8 @@ BUILTIN: tuple[OracleClass, ...] = (AssertionOracle, PropertyOracle, FuzzTestOra
                                      ControlledDelegatecallOracle,
                                      ControlledCallOracle, TxOriginOracle, ReentrancyOracle,
                                      OverflowOracle, OwnerTakeoverOracle, ForcedEtherOracle,
-                                     OrderDependenceOracle, GasLimitOracle)
+                                     OrderDependenceOracle, GasLimitOracle, RequirementOracle,
+                                     GasGriefingOracle)
 """The detectors secant ships, in the order ``--list-oracles`` shows them."""
 
 _REGISTRY: dict[str, OracleClass] = {cls.name: cls for cls in BUILTIN}

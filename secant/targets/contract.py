@@ -14,6 +14,11 @@ one more time is the same path while one that runs twice as often is a new one.
 
 An optional :class:`~secant.targets.prefix_cache.PrefixCache` skips re-running the
 unchanged prefix ``case[:-1]`` when only the last transaction changed.
+
+A target that records ``dataflow`` starts every case's storage labels from those the
+deployment left (``deployment_flow``): a constructor that stored a block value (a
+lottery's answer drawn from ``blockhash``) hands the label on to the transaction that
+reads it, as a transaction of the case would.
 """
 
 from __future__ import annotations
@@ -21,16 +26,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, Protocol, runtime_checkable
+from weakref import WeakKeyDictionary
 
 from secant.abi import AbiFunction
-from secant.chain.attackers import attack_calldata
+from secant.chain.attackers import AttackerKind, attack_calldata
 from secant.chain.chain import CallReads, TestChain
 from secant.chain.cheatcodes import GLOBAL_FAIL_SLOT, HEVM_ADDRESS
 from secant.chain.deploy import DeployedContract
+from secant.evm.analysis import analyze, code_end
+from secant.evm.crypto import keccak256
 from secant.evm.env import BlockEnv
+from secant.evm.opcodes import BLOCKHASH, COINBASE, GASLIMIT, NUMBER, PREVRANDAO, TIMESTAMP
 from secant.evm.transaction import InvalidTransaction
 from secant.targets.calldata import encoder_for
 from secant.targets.prefix_cache import PrefixCache
+from secant.targets.taint import DEPLOYMENT_LABELS
 from secant.targets.trace import (
     AccessEvent,
     CallEvent,
@@ -46,7 +56,7 @@ from secant.targets.trace import (
 )
 from secant.types import BranchEvent, RunResult, TxOutcome, TxSeq
 
-__all__ = ["ContractRun", "ContractTarget", "bucket", "path_hash"]
+__all__ = ["ContractRun", "ContractTarget", "bucket", "deployment_flow", "path_hash"]
 
 
 REPLAY_PREFIXES = 512
@@ -54,6 +64,9 @@ REPLAY_PREFIXES = 512
 
 Forced = Mapping[int, Mapping[int, int]]
 """Wei forced onto accounts before transactions: ``{index: {address: wei}}`` (``run``)."""
+
+GasLimits = Mapping[int, int]
+"""Gas limits of chosen transactions, ``{index: gas}``, instead of the chain's (``run``)."""
 
 _RECORDS: dict[str, Callable[[RunResult, object], Any]] = {
     "dataflow": dataflow_of, "arithmetic": wraps_of, "symbolic": symbolic_of}
@@ -68,6 +81,62 @@ def _own_recording(result: RunResult, target: ContractTarget, name: str) -> Any 
     if name not in target.recordings and name not in getattr(result, "__dict__", ()):
         return None
     return read(result, target)
+
+
+_BLOCK_OPS = frozenset({TIMESTAMP, NUMBER, COINBASE, PREVRANDAO, BLOCKHASH, GASLIMIT})
+
+# The deployment labels of each chain, with the number of set-up transactions they cover.
+_DEPLOYMENT_FLOWS: WeakKeyDictionary[TestChain, tuple[int, Mapping[tuple[int, int], int]]] = (
+    WeakKeyDictionary())
+
+
+def deployment_flow(chain: TestChain) -> Mapping[tuple[int, int], int]:
+    """The storage labels the chain's set-up left: (address, slot) -> ``DEPLOYMENT_LABELS``.
+
+    Only slots with such a label are in it. The set-up (every deployment, the constructors
+    of the contracts they created, a test contract's ``setUp()``) runs once more, on a
+    state of its own, with the ``dataflow`` recording (``TestChain.replay_setup``), the
+    first time a chain is asked: once per chain, and never for a campaign whose runs need
+    no dataflow. Not even that when no code the set-up may have run holds a block-value
+    opcode (``_setup_reads_block``). Empty when the replay did not end as the set-up did.
+    """
+    count = chain.setup_transactions
+    known = _DEPLOYMENT_FLOWS.get(chain)
+    if known is not None and known[0] == count:
+        return known[1]
+    labels: Mapping[tuple[int, int], int] = {}
+    if count and _setup_reads_block(chain):
+        recorder = TraceRecorder({"dataflow"})
+        if chain.replay_setup(recorder, recorder.begin_tx):
+            labels = {key: kept for key, value in recorder.flow_storage.items()
+                      if (kept := value & DEPLOYMENT_LABELS)}
+    _DEPLOYMENT_FLOWS[chain] = (count, labels)
+    return labels
+
+
+def _setup_reads_block(chain: TestChain) -> bool:
+    """Whether code the chain's set-up may have run holds a block-value opcode.
+
+    The code of every contract on the chain but the attacker contracts (secant's own): its
+    creation code where it is known, its runtime code (a constructor or ``setUp()`` may
+    call it). A contract a constructor created from code that matches nothing compiled
+    may have read anything.
+    """
+    fork = chain.fork
+    for contract in chain.contracts:
+        if contract.role == "attacker":
+            continue
+        codes = [chain.code_at(contract.address)]
+        if contract.compiled is not None:
+            codes.append(contract.compiled.creation.analysis_bytes())
+        elif contract.role == "created":
+            return True
+        for code in codes:
+            end = code_end(code)
+            if any(op in _BLOCK_OPS for pc, op, _ in
+                   analyze(code, keccak256(code), fork).instructions if pc < end):
+                return True
+    return False
 
 
 def bucket(count: int) -> int:
@@ -182,6 +251,8 @@ class ContractTarget:
         # error goes on to the caller.
         self.observer_failed: Callable[[StepObserver, Exception], None] | None = None
         self.recorder: TraceRecorder = make_recorder(self.recordings)
+        if "dataflow" in self.recordings:
+            self.recorder.flow_base = deployment_flow(chain)
         # Targets replaying runs with a recording this one lacks (``recording``), each
         # with the sealed state its cache is valid for, and the last run replayed.
         self._replayers: dict[str, tuple[ContractTarget, object]] = {}
@@ -217,8 +288,11 @@ class ContractTarget:
         # sees the contract as msg.sender (its fallback may call back: sFuzz's attackers).
         relay = chain.attackers[0].address if chain.attackers else chain.deployer.address
         self.relays: dict[int, int] = {c.address: relay for c in chain.attacker_contracts}
-        # Their storage is the attackers' own counters: no probe of a call fakes it.
-        self.recorder.unwatched = frozenset(self.relays)
+        # Their storage is the attackers' own counters: no probe of a call fakes it. The
+        # answering attacker's is the word it answers, which a contract that trusts it
+        # reads: the probes may fake it and the data flow sees ``answer(word)`` write it.
+        self.recorder.unwatched = frozenset(
+            c.address for c in chain.attacker_contracts if c.kind != AttackerKind.ANSWERING)
         self._functions: dict[tuple[int, str], AbiFunction] = {}
         # Encoders are compiled on a function's first call: a linked library's ABI may list
         # functions no transaction can call (solc 0.4 gives a storage-struct parameter the
@@ -244,8 +318,8 @@ class ContractTarget:
             encoder = self._encoders[key] = encoder_for(fn)
         return encoder(args)
 
-    def run(self, case: TxSeq, overrides_last: bool = True, forced: Forced | None = None
-            ) -> ContractRun:
+    def run(self, case: TxSeq, overrides_last: bool = True, forced: Forced | None = None,
+            gas: GasLimits | None = None) -> ContractRun:
         """Run ``case`` from the post-deployment state and return what it did.
 
         A transaction the chain rejects (for instance a value above the sender's balance)
@@ -253,8 +327,10 @@ class ContractTarget:
         contract's reads (only on the last transaction unless ``overrides_last`` is False).
         ``forced`` adds wei to accounts right before the transactions it names, as a
         self-destruct's beneficiary or a future CREATE address paid in advance gets it: no
-        code runs (``run_variant``). The states after a forcing are neither cached nor kept
-        for a next case to resume from.
+        code runs (``run_variant``); ``gas`` gives the transactions it names another gas
+        limit than the chain's (one below their intrinsic gas is rejected). The states
+        after a forcing or another gas limit are neither cached nor kept for a next case to
+        resume from.
 
         The case's first transactions are not run again when it can resume after them
         (``_resume``): from a boundary of the last run that the case shares, or from the
@@ -266,9 +342,11 @@ class ContractTarget:
         recorder = self.recorder
         outcomes: list[TxOutcome] = []
         cache = self.prefix_cache
-        # The states before the first forcing are those of the plain case: only they may
-        # come from the cache or the last run, and only they are kept for later runs.
-        clean = max(0, min(len(case) - 1, min(forced, default=len(case)) if forced else len(case)))
+        # The states before the first forcing (or other gas limit) are those of the plain
+        # case: only they may come from the cache or the last run, and only they are kept
+        # for later runs.
+        altered = _first_altered(case, forced, gas)
+        clean = max(0, min(len(case) - 1, altered))
         key = (_prefix_key(case[:clean], overrides_last)
                if cache is not None and clean > 0 else None)
         start, admitted = self._resume(case, key, outcomes, clean)
@@ -287,7 +365,8 @@ class ContractTarget:
             if forced and index in forced:
                 for address, wei in forced[index].items():
                     chain.state.add_balance(address, wei)
-            self._run_txs(case, index, index + 1, overrides_last, outcomes)
+            self._run_txs(case, index, index + 1, overrides_last, outcomes,
+                          gas.get(index) if gas else None)
             if key is not None and index < last:
                 assert cache is not None
                 head = key[:index + 1]
@@ -298,7 +377,7 @@ class ContractTarget:
             # The state after the last transaction resumes a case that extends this one,
             # unless its reads were overridden (the next case's prefix runs plainly) or
             # observers looked at it as the last (a property's afterInvariant call).
-            if keep and index < clean + (not forced) and (
+            if keep and index < clean + (altered >= len(case)) and (
                     index < last or not (overrides_last and case[last].storage
                                          or self.step_observers)):
                 self._keep_boundary(index + 1, outcomes, unread=index == last)
@@ -501,14 +580,16 @@ class ContractTarget:
         return found
 
     def run_variant(self, case: TxSeq, forced: Forced | None = None,
-                    recordings: frozenset[str] = frozenset({"calls"})) -> ContractRun:
+                    recordings: frozenset[str] = frozenset({"calls"}),
+                    gas: GasLimits | None = None) -> ContractRun:
         """A run of ``case``, a variant of a run's case, on a target of this one's.
 
         For an oracle that asks what would have happened otherwise: the same transactions
-        in another order, or with wei forced onto accounts right before some of them
-        (``forced``: ``{index: {address: wei}}``, see ``run``). The run records
-        ``recordings``, and the result is what ``run`` gives (its outcomes, coverage,
-        branches, writes and the recordings).
+        in another order, with wei forced onto accounts right before some of them
+        (``forced``: ``{index: {address: wei}}``, see ``run``), or with other gas limits
+        for some of them (``gas``: ``{index: gas}``, as the sender of a transaction
+        chooses its gas). The run records ``recordings``, and the result is what ``run``
+        gives (its outcomes, coverage, branches, writes and the recordings).
 
         Like ``recording``'s replays it runs on a target of its own (one per set of
         recordings, with a prefix cache valid for the chain's sealed state: variants of
@@ -530,11 +611,11 @@ class ContractTarget:
             self._replayers[name] = (replayer, base)
         else:
             replayer = known[0]
-        clean = min(forced, default=len(case)) if forced else len(case)
+        clean = _first_altered(case, forced, gas)
         if replayer.prefix_cache is not None and 1 < clean:
             replayer.prefix_cache.expect(case[:min(clean, len(case) - 1)])
         try:
-            found = replayer.run(case, forced=forced)
+            found = replayer.run(case, forced=forced, gas=gas)
         finally:
             chain.reset()
             chain.state.apply(left)
@@ -571,8 +652,11 @@ class ContractTarget:
                           for start, end, outcome in zip(marks, ends, outcomes)))
 
     def _run_txs(self, case: TxSeq, start: int, stop: int, overrides_last: bool,
-                 outcomes: list[TxOutcome]) -> None:
-        """Run ``case[start:stop]`` on the current state, appending their outcomes."""
+                 outcomes: list[TxOutcome], gas_limit: int | None = None) -> None:
+        """Run ``case[start:stop]`` on the current state, appending their outcomes.
+
+        ``gas_limit``: each one's, instead of the chain's (None).
+        """
         chain = self.chain
         recorder = self.recorder
         main = self.main.address
@@ -594,7 +678,8 @@ class ContractTarget:
                 data = attack_calldata(to, data, tx.value)
                 sender, called = relay, tx.sender
             try:
-                done = chain.transact(sender, called, data, tx.value, inspector=recorder)
+                done = chain.transact(sender, called, data, tx.value, gas_limit=gas_limit,
+                                      inspector=recorder)
             except InvalidTransaction as exc:
                 outcomes.append(TxOutcome(False, False, b"", 0, str(exc), invalid=True))
             else:
@@ -631,6 +716,11 @@ class _Boundary(NamedTuple):
     env: BlockEnv
     recorder: RecorderMark
     outcomes: tuple[TxOutcome, ...]
+
+
+def _first_altered(case: TxSeq, forced: Forced | None, gas: GasLimits | None) -> int:
+    """The first transaction a forcing or another gas limit alters (``len(case)``: none)."""
+    return min([*(forced or ()), *(gas or ())], default=len(case))
 
 
 def _status(outcome: TxOutcome) -> int:

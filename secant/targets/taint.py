@@ -21,8 +21,10 @@ labels; PUSH, DUP, SWAP, POP move labels as they move values), through memory (o
 set per byte, so an ABI-encoded argument keeps its own labels; ``MLOAD`` and ``KECCAK256``
 take the union of the bytes they read), and through storage: a per-case map (address,
 slot) -> labels survives the transactions of one test case and is undone with the frame
-that wrote it when that frame reverts. A storage read does not take the labels of its slot
-(no pointer taint: ``balances[msg.sender]`` is not "caller-derived").
+that wrote it when that frame reverts; it starts with the block-value labels of the slots
+the deployment wrote (``DEPLOYMENT_LABELS``). A storage read does not take the labels of
+the slot number it reads (no pointer taint: ``balances[msg.sender]`` is not
+"caller-derived").
 
 What it records (the *sinks*), into containers the recorder owns (so the prefix cache
 checkpoints them like every other recording):
@@ -134,6 +136,7 @@ __all__ = [
     "CALLER_LABEL",
     "CALL_BITS",
     "CALL_SUCCESS",
+    "DEPLOYMENT_LABELS",
     "INPUT",
     "LABELS",
     "ORIGIN_CHECK",
@@ -181,6 +184,14 @@ WRAP_BITS = ((1 << _WRAP_SLOTS) - 1) << _WRAP_BIT0
 BLOCK = (TIMESTAMP_LABEL | NUMBER_LABEL | COINBASE_LABEL | PREVRANDAO_LABEL | BLOCKHASH_LABEL
          | GASLIMIT_LABEL)
 """Every block-value label."""
+
+DEPLOYMENT_LABELS = BLOCK
+"""The labels storage keeps from the deployment into every test case (``secant.targets.
+contract.deployment_flow``): a block value means the same whichever transaction read it.
+The others name parts of a transaction of the case (its input, its sender, the n-th call's
+flag, the n-th wrapping site) and would be taken for the case's own: ``owner = tx.origin``
+in a constructor would make ``tx.origin == owner`` look like a comparison of the origin
+with itself."""
 
 LABELS: dict[int, str] = {
     INPUT: "transaction input",

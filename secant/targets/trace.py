@@ -40,9 +40,10 @@ its oracles need, so nothing is paid for a recording nobody reads):
 * ``dataflow``: taint labels (transaction input, block values, senders, call results) through
   stack, memory and storage, with the labelled JUMPIs, the state changes and calls and the
   JUMPIs guarding them, and what each caller did with a call's success flag
-  (``secant.targets.taint``). It steps every instruction, so it costs far more than the
-  others (docs/oracles.md), and the stepped tables report branch comparisons less exactly
-  than the traced ones (an ISZERO chain hides its comparison), which changes Harvey's
+  (``secant.targets.taint``); the storage labels start from those the deployment left
+  (``flow_base``). It steps every instruction, so it costs far more than the others
+  (docs/oracles.md), and the stepped tables report branch comparisons less exactly than
+  the traced ones (an ISZERO chain hides its comparison), which changes Harvey's
   distances: the data-flow oracles replay candidate runs with it instead of asking a
   campaign for it. ``dataflow_of`` gives an oracle the records of a run.
 * ``symbolic``: concolic shadow execution (``secant.symbolic``): z3 terms over the
@@ -68,7 +69,7 @@ cached prefix has the same symbolic records as one run from the start.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -115,7 +116,8 @@ RECORDINGS = {
 _BLOCK_ENDS = HALTS | {JUMP, JUMPI}
 _SIDE = itemgetter(0, 1, 2)  # a branch event's edge: (code hash, pc, taken)
 # Attributes that are not containers of the case (``checkpoint`` leaves them out).
-_NOT_RECORDED = frozenset({"overrides", "recordings", "branch_log", "block_hooks"})
+_NOT_RECORDED = frozenset({"overrides", "recordings", "branch_log", "block_hooks",
+                           "flow_base"})
 
 _TRAIL_KEEP = 256  # blocks of a panicking frame kept for the oracle (the site is recent)
 
@@ -284,6 +286,10 @@ class TraceRecorder(Inspector):
         # ``on_step``, routed straight to the tracker); None while a side call runs.
         self._taint = DataflowTracker() if "dataflow" in wanted else None
         self._tracking = self._taint
+        # The labels of the slots the deployment wrote, (address, slot) -> labels: every
+        # case's storage labels start from them (``begin_tx``; the contract target sets
+        # them, ``secant.targets.contract.deployment_flow``).
+        self.flow_base: Mapping[tuple[int, int], int] = {}
         if self._taint is not None:
             self.wants_steps = True
             self.on_step = self._taint.step  # type: ignore[method-assign]
@@ -483,6 +489,10 @@ class TraceRecorder(Inspector):
         self.overrides = overrides or {}
         self.override_address = override_address
         if self._taint is not None:
+            if index == 0 and self.flow_base:
+                # A case from the deployed state: storage the deployment filled keeps its
+                # labels (a later write replaces them, as any write does).
+                self.flow_storage.update(self.flow_base)
             self._taint.bind(self.dataflow, index)
         if self._symbolic is not None:
             self._symbolic.bind(self.symbolic, index, self.branches, self.overrides,

@@ -87,8 +87,8 @@ def test_contract_typed_parameter_gets_a_deployed_contract(solc_installed: list[
     assert chain.main is not None and chain.main.name == "Vault"
     roles = {c.name: c.role for c in chain.contracts}
     assert roles == {"NormalAttacker": "attacker", "ReentrancyAttacker": "attacker",
-                     "CostlyAttacker": "attacker", "Token": "dependency", "Vault": "main",
-                     "Child": "created"}
+                     "CostlyAttacker": "attacker", "AnsweringAttacker": "attacker",
+                     "Token": "dependency", "Vault": "main", "Child": "created"}
     token = chain.contract("Token")
     assert int(chain.view("Vault", "token").value, 16) == token.address
     # the Child the constructor created is callable by name, with its ABI

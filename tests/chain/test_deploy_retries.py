@@ -8,7 +8,7 @@ import pytest
 
 from secant.abi import AbiParam
 from secant.chain import TestChain
-from secant.chain.arguments import ALTERNATIVE_SETS, alternative_values
+from secant.chain.arguments import ALTERNATIVE_SETS, END_LEAD, alternative_values, moment_value
 from secant.chain.errors import ConstructorReverted
 
 from ..compile.conftest import SOLIDITY, needs_node
@@ -82,3 +82,27 @@ def test_arguments_the_user_gave_are_not_replaced() -> None:
     with pytest.raises(ConstructorReverted) as refused:
         TestChain.setup(compiled(PICKY), "NeverAccepts", args=["7"])
     assert "other generated argument sets" not in str(refused.value)
+
+
+@pytest.mark.parametrize(("name", "type_", "moment"), [
+    ("startTime", "uint256", "now"), ("_openingTime", "uint64", "now"),
+    ("releaseDate", "uint256", "end"), ("deadline", "uint256", "end"),
+    ("lockDuration", "uint256", None), ("vestingPeriod", "uint256", None),
+    ("endBlock", "uint256", None), ("start", "uint8", None), ("startTime", "int256", None),
+    ("amount", "uint256", None), ("", "uint256", None),
+])
+def test_integers_named_as_moments_get_the_chain_time(name: str, type_: str,
+                                                      moment: str | None) -> None:
+    now = 1_700_000_000
+    expected = {"now": now, "end": now + END_LEAD, None: None}[moment]
+    assert moment_value(AbiParam(name, type_), now) == expected
+    assert moment_value(AbiParam(name, type_), None) is None
+
+
+@needs_node
+def test_a_constructor_dated_by_its_arguments_opens_at_deployment() -> None:
+    chain = TestChain.setup(compiled(SOLIDITY / "DatedSale.sol"), "DatedSale")
+    assert chain.main is not None
+    opening, duration = chain.main.args
+    # The moment is the deployment block's time; the span stays a small number.
+    assert opening == chain.env.timestamp and 1 <= duration <= 1000

@@ -12,10 +12,16 @@ import pytest
 from secant.abi import PANIC_CODES
 from secant.campaign.campaign import Campaign
 from secant.campaign.config import CampaignConfig
+from secant.campaign.worker import answering_attacker, function_specs, target_codes
+from secant.chain.attackers import ANSWER_SIGNATURE
 from secant.chain.chain import TestChain
 from secant.compile import Compilation, load
 from secant.compile.solidity import CompileOptions
 from secant.engine.config import FuzzConfig
+from secant.evm.analysis import analyze
+from secant.evm.crypto import keccak256
+from secant.evm.opcodes import SSTORE
+from secant.oracles import registry
 from secant.oracles.assertion import DEFAULT_PANIC_CODES, AssertionOracle
 from secant.targets.contract import ContractTarget
 from secant.types import Tx
@@ -256,3 +262,75 @@ def test_a_throw_before_solc_0_4_10_is_no_assertion() -> None:
     assert [o.success for o in result.outcomes] == [False, False]
     assert result.panics  # the halts are recorded, and are not assertion failures
     assert oracle.check(result, target) == []
+
+
+# ---------------------------------------------------------------------- a trusted answer
+FEED = CHECKS.parents[1] / "vulnerabilities" / "assertion" / "TrustedFeed.sol"
+
+
+@functools.cache
+def feeds() -> list[Compilation]:
+    return load([FEED])
+
+
+def feed_campaign(contract: str, budget: int) -> tuple[TestChain, Campaign]:
+    """A campaign of the assertion oracle alone on a desk of TrustedFeed.sol, seed 0."""
+    chain = TestChain.setup(feeds(), contract=contract)
+    campaign = Campaign(chain, CampaignConfig(FuzzConfig(seed=0, max_execs=budget)),
+                        oracles=[registry.available()["assertion"]])
+    return chain, campaign
+
+
+@needs_node
+def test_a_feed_the_caller_names_that_answers_another_price_fails_the_assert() -> None:
+    # The answering attacker named as the feed, its answer set within the band first:
+    # seed 0 finds it at execution 27 (seeds 1-7 within 190).
+    chain, campaign = feed_campaign("FeedDesk", 300)
+    summary = campaign.run()
+    [finding] = summary["findings"]
+    assert finding["kind"] == "assertion" and finding["function"] == "settle"
+    assert Path(finding["source"]).name == "TrustedFeed.sol:19"
+    assert 0 < finding["execs_to_find"] <= 300
+    answer, settle = finding["sequence"]
+    assert (answer["function"], answer["to"]) == (ANSWER_SIGNATURE, "AnsweringAttacker")
+    assert 1000 <= answer["args"][0] <= 3000 and answer["args"][0] != 1850
+    assert settle["function"] == "settle(address)"
+    assert settle["args"] == [chain.attacker("answering").address]
+
+
+@needs_node
+def test_a_desk_that_trusts_only_the_feed_it_created_is_not_reported() -> None:
+    chain, campaign = feed_campaign("OwnFeedDesk", 3000)
+    summary = campaign.run()
+    assert summary["findings"] == []
+    # The answering attacker was there to be named, and the assert ran and held: settle()
+    # with the desk's own feed got past it to its only SSTORE (settled += 1).
+    assert ANSWER_SIGNATURE in {spec.signature for spec in campaign.first.space.functions}
+    assert chain.main is not None
+    code = chain.code_at(chain.main.address)
+    code_hash = keccak256(code)
+    stores = [start for start, instructions in analyze(code, code_hash, chain.fork).blocks
+              if any(op == SSTORE for _, op, _ in instructions)]
+    assert stores and all((code_hash, start) in campaign.fuzzer.coverage.blocks
+                          for start in stores)
+
+
+@needs_node
+def test_the_answering_attacker_joins_only_where_a_named_contract_is_called() -> None:
+    def answering(compilations: list[Compilation], contract: str) -> tuple[bool, bool]:
+        """(its answer is among the functions, its address among the dictionary's)."""
+        chain = TestChain.setup(compilations, contract=contract)
+        specs, _ = function_specs(chain)
+        joins = answering_attacker(chain, specs, target_codes(chain)) is not None
+        space = Campaign(chain, CampaignConfig(FuzzConfig(seed=0, max_execs=1))).first.space
+        called = ANSWER_SIGNATURE in {spec.signature for spec in space.functions}
+        assert called == joins
+        return called, chain.attacker("answering").address in space.dictionary.addresses
+
+    # An address argument and a call to a computed address.
+    assert answering(feeds(), "FeedDesk") == (True, True)
+    # Only numbers to call with and nothing called: the campaign is as it was without it.
+    assert answering(checks(False), "Checks") == (False, False)
+    # An address argument, but only paid with send's stipend: no answer is read.
+    book = load([CHECKS.parents[1] / "vulnerabilities" / "dataflow" / "IgnoredSend.sol"])
+    assert answering(book, "PayoutBook") == (False, False)

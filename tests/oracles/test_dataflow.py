@@ -17,8 +17,17 @@ from secant.evm.crypto import keccak256
 from secant.evm.opcodes import CALL, DELEGATECALL, SSTORE
 from secant.oracles import flows, registry
 from secant.oracles.flows import FlowOracle
-from secant.targets.contract import ContractTarget
-from secant.targets.taint import BLOCK, INPUT, ORIGIN_CHECK, Dataflow
+from secant.targets.contract import ContractTarget, deployment_flow
+from secant.targets.taint import (
+    BLOCK,
+    BLOCKHASH_LABEL,
+    COINBASE_LABEL,
+    INPUT,
+    NUMBER_LABEL,
+    ORIGIN_CHECK,
+    TIMESTAMP_LABEL,
+    Dataflow,
+)
 from secant.targets.trace import dataflow_of
 from secant.types import Finding, RunResult, Tx
 from tests.compile.conftest import needs_node
@@ -47,6 +56,9 @@ VULNERABLE = [
          marker="msg.sender.transfer", confidence="likely"),  # 1
     Case(DF + "StakeReward.sol", "StakeReward", "block-dependency", 0, 500, ETHER,
          marker="msg.sender.transfer(reward)"),  # 158: a stake, then a later claim
+    # A door drawn from a block hash by the constructor (0.7): only storage holds it.
+    Case(DF + "DoorPrize.sol", "DoorPrize", "block-dependency", 0, 300, ETHER,
+         marker="msg.sender.transfer", confidence="likely"),  # 106
     # SWC-112: a delegatecall to the caller's module (0.8, and 0.5 with a fixed selector),
     # and a proxy whose open upgrade stores the address it later delegates to (0.4).
     Case(DF + "PluginHost.sol", "PluginHost", "controlled-delegatecall", 0, 300,
@@ -95,6 +107,8 @@ SAFE = [
     Case(DF + "DepositLog.sol", "DepositLog", "block-dependency", budget=300, value=ETHER),
     Case(DF + "TimedSavings.sol", "TimedSavings", "block-dependency", budget=300),
     Case(DF + "SaleWindow.sol", "SaleWindow", "block-dependency", budget=300),
+    # A door the host picked, beside a timestamp the constructor only stored (0.7).
+    Case(DF + "PickedDoor.sol", "PickedDoor", "block-dependency", budget=300, value=ETHER),
     # Delegatecalls to a linked library (0.8, 0.4), to the logic a proxy deployed itself
     # (0.5), to the contract itself in a multicall (0.7).
     Case(DF + "LibraryTally.sol", "Scoreboard", "controlled-delegatecall", budget=300),
@@ -286,6 +300,37 @@ def test_a_block_number_decides_a_payout_through_storage() -> None:
     # Nothing read the block number in the second transaction: storage carried it.
     flow = dataflow_of(result, target)
     assert flow is not None and flow.storage == {}  # draw() zeroed the ticket
+
+
+@needs_node
+def test_a_door_the_constructor_drew_from_block_values_decides_the_prize() -> None:
+    drawn = named_case("DoorPrize")
+    chain = chain_of(drawn)
+    assert chain.main is not None
+    main = chain.main.address
+    # The draw's labels stay on the door's slot (slot 0, after the host's 20 bytes); the
+    # host's msg.sender label in the same slot is the deployment's own, not kept.
+    assert deployment_flow(chain) == {
+        (main, 0): NUMBER_LABEL | COINBASE_LABEL | BLOCKHASH_LABEL}
+    [oracle] = registry.build(chain, [drawn.oracle])
+    assert oracle.needs == {"calls"}  # no block value in the runtime code: storage holds it
+    door = chain.state.storage_at(main, 0) >> 160 & 0xFF
+    [finding], flow = replay(drawn, [("attacker1", "open(uint8)", (door,), 0, 0)])
+    assert finding.swc == "SWC-120" and finding.confidence == "likely"
+    assert "blockhash" in finding.detail and "block.coinbase" in finding.detail
+    # Nothing of the transaction read a block value: the storage the constructor filled did.
+    [payout] = [s for s in flow.sinks if s.opcode == CALL and s.value]
+    assert flow.guard_labels(payout) & BLOCK and not payout.value_labels & BLOCK
+    # The host's pick: the same payout, decided by a slot without block values.
+    picked = named_case("PickedDoor")
+    chain = chain_of(picked)
+    assert chain.main is not None and deployment_flow(chain) == {
+        (chain.main.address, 1): TIMESTAMP_LABEL}  # openedAt
+    [oracle] = registry.build(chain, [picked.oracle])
+    assert oracle.needs == {"calls"}
+    [door] = chain.main.args
+    findings, flow = replay(picked, [("attacker1", "open(uint8)", (door,), 0, 0)])
+    assert findings == [] and any(s.opcode == CALL and s.value for s in flow.sinks)
 
 
 @needs_node

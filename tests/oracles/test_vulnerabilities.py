@@ -26,6 +26,7 @@ from secant.evm.forks import CANCUN
 from secant.evm.opcodes import SSTORE
 from secant.oracles import registry
 from secant.oracles.exits import scan
+from secant.oracles.flows import call_sites
 from secant.oracles.rated import RatedOracle
 from secant.targets.contract import ContractTarget
 from secant.targets.trace import START
@@ -126,6 +127,12 @@ VULNERABLE = [
          marker="owner = newOwner;", confidence="likely"),  # 9
     Case("takeover/StoragePointer.sol", "NameBook", "owner-takeover", 0, 300,
          marker="record.holder = holder;", confidence="likely"),  # 13
+    # A misnamed constructor: the keeper slot held nothing, msg.sender is tested against it.
+    Case("takeover/MisnamedConstructor.sol", "TollBooth", "owner-takeover", 0, 300,
+         marker="keeper = msg.sender;", confidence="likely"),
+    # A call whose constant argument the callee's require refuses.
+    Case("requirement/SplitPayroll.sol", "SplitPayroll", "requirement-violation", 0, 300,
+         marker="splitter.part(BUDGET, 0)", confidence="likely"),
     # BEC's two receivers of 2**255: seed 1 takes 476, the median of seeds 0-4 is 5,430.
     Case("overflow/BatchToken.sol", "BatchToken", "integer-overflow", 1, 1500,
          marker="count * value"),
@@ -162,6 +169,9 @@ SAFE = [
     Case("takeover/OpenInit.sol", "OwnedRegistry", "owner-takeover"),
     Case("takeover/OpenInit.sol", "PaidThrone", "owner-takeover"),
     Case("takeover/StoragePointer.sol", "MemoryNameBook", "owner-takeover"),
+    Case("takeover/MisnamedConstructor.sol", "OperatedBooth", "owner-takeover"),
+    Case("requirement/SplitPayroll.sol", "FourWayPayroll", "requirement-violation"),
+    Case("requirement/SplitPayroll.sol", "ChosenPayroll", "requirement-violation"),
     Case("overflow/SafeMathToken.sol", "SafeMathToken", "integer-overflow"),
     Case("overflow/GuardedSums.sol", "GuardedSums", "integer-overflow"),
     Case("overflow/BoundedCounter.sol", "BoundedCounter", "integer-overflow"),
@@ -266,6 +276,9 @@ def test_a_safe_look_alike_is_not_reported(case: Case) -> None:
         elif case.oracle == "integer-overflow":
             ran += [(code_hash, block) in covered
                     for block in _wrapping_blocks(chain, contract, code)]
+        elif case.oracle == "requirement-violation":
+            ran += [(code_hash, site.block) in covered
+                    for site in call_sites(chain, code, code_hash)]
         else:
             ran += [(code_hash, site.block) in covered
                     for site in scan(code, code_hash, chain.fork).exits]

@@ -3,16 +3,22 @@ guarding each state change, and how the recorder switches it on (hand-assembled 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from secant.chain.chain import TestChain
+import pytest
+
+from secant.abi import Abi
+from secant.chain.chain import SetupTransaction, TestChain
+from secant.chain.deploy import DeployedContract
 from secant.compile import load
 from secant.evm.env import BlockEnv
 from secant.evm.forks import CANCUN
+from secant.evm.instructions.system import create_address
 from secant.evm.opcodes import CALL, SELFDESTRUCT, SSTORE
 from secant.evm.state import WorldState
 from secant.evm.transaction import Transaction, TxResult, apply_transaction
-from secant.targets.contract import ContractTarget
+from secant.targets.contract import ContractTarget, deployment_flow
 from secant.targets.prefix_cache import PrefixCache
 from secant.targets.taint import (
     BLOCKHASH_LABEL,
@@ -346,6 +352,70 @@ def test_a_checkpoint_keeps_the_storage_labels_for_the_next_transaction() -> Non
     assert recorder.flow_storage == {(TARGET, 0): TIMESTAMP_LABEL}
     assert recorder.flow_storage is not flow.storage
     assert len(recorder.flow_sinks) == 1
+
+
+# ---------------------------------------------------------------------- the deployment's labels
+def creation(runtime: bytes, child: bytes) -> bytes:
+    """Initcode that stores the timestamp in slot 0 and the caller in slot 1, creates a
+    contract from ``child`` (its own initcode) and returns ``runtime`` (both <= 32 bytes)."""
+    return asm(f"TIMESTAMP PUSH0 SSTORE CALLER PUSH1 1 SSTORE"
+               f" PUSH{len(child)} 0x{child.hex()} PUSH0 MSTORE"
+               f" PUSH1 {len(child)} PUSH1 {32 - len(child)} PUSH0 CREATE POP"
+               f" PUSH{len(runtime)} 0x{runtime.hex()} PUSH0 MSTORE"
+               f" PUSH1 {len(runtime)} PUSH1 {32 - len(runtime)} RETURN")
+
+
+def test_the_set_up_runs_again_on_a_state_of_its_own() -> None:
+    runtime = asm("NUMBER POP PUSH0 SLOAD PUSH1 2 SSTORE STOP")  # slot 0 copied to slot 2
+    chain = TestChain()
+    deployer = chain.deployer.address
+    first = chain.transact_raw(deployer, None, creation(runtime, asm("NUMBER PUSH0 SSTORE")), 0)
+    chain.seal()
+    # A deployment after the seal: the log carries on from the sealed state.
+    second = chain.transact_raw(deployer, None, creation(runtime, asm("STOP")), 0)
+    chain.seal()
+    parent, later = first.created_address, second.created_address
+    assert parent is not None and later is not None
+    child = create_address(parent, 1)
+    assert chain.setup_transactions == 2
+    journal, nonce = len(chain.state.journal), chain.state.nonce(deployer)
+    recorder = TraceRecorder(("dataflow",))
+    assert chain.replay_setup(recorder, recorder.begin_tx)
+    assert recorder.flow_storage == {
+        (parent, 0): TIMESTAMP_LABEL, (parent, 1): CALLER_LABEL, (child, 0): NUMBER_LABEL,
+        (later, 0): TIMESTAMP_LABEL, (later, 1): CALLER_LABEL}
+    assert (len(chain.state.journal), chain.state.nonce(deployer)) == (journal, nonce)
+    # The block values are kept, the deployment's sender is not (a case's own label).
+    chain.main = chain.book.add(DeployedContract("Parent", parent, Abi.from_json([]), "main"))
+    kept = {(parent, 0): TIMESTAMP_LABEL, (child, 0): NUMBER_LABEL,
+            (later, 0): TIMESTAMP_LABEL}
+    assert deployment_flow(chain) == kept
+    # A case's storage starts from them; a target without the recording asks nothing.
+    target = ContractTarget(chain, frozenset({"dataflow"}))
+    sender = chain.sender("user1").address
+    target.run((Tx("fallback", (), sender),))
+    assert target.recorder.flow_storage == {**kept, (parent, 2): TIMESTAMP_LABEL | STORED}
+    assert ContractTarget(chain).recorder.flow_base == {}
+
+
+def test_a_set_up_that_runs_otherwise_or_reads_no_block_value_gives_no_labels(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    runtime = asm("PUSH0 SLOAD PUSH1 2 SSTORE STOP")
+    chain = TestChain()
+    done = chain.transact_raw(chain.deployer.address, None, creation(runtime, asm("STOP")), 0)
+    chain.seal()
+    assert done.created_address is not None
+    chain.book.add(DeployedContract("Plain", done.created_address, Abi.from_json([]), "main"))
+    # No code on the chain holds a block-value opcode: the set-up is not run again.
+    with monkeypatch.context() as patched:
+        patched.setattr(chain, "replay_setup", lambda *_: pytest.fail("replayed"))
+        assert deployment_flow(chain) == {}
+    # A transaction that ends otherwise than it did (here: its logged gas) stops the replay.
+    [*_, step] = chain._setup_log
+    assert isinstance(step, SetupTransaction)
+    chain._setup_log[-1] = replace(step, gas_used=step.gas_used + 1)
+    recorder = TraceRecorder(("dataflow",))
+    assert not chain.replay_setup(recorder, recorder.begin_tx)
 
 
 def test_dataflow_of_reads_the_recorder_only_while_it_holds_the_run() -> None:
