@@ -172,7 +172,8 @@ class AccessEvent(NamedTuple):
     """One entry of the ``storage`` recording, in execution order.
 
     ``kind`` is ``START``/``END`` of a message (``address``: whose storage it runs on;
-    ``value``: for ``END``, 1 when it succeeded) or ``LOAD``/``STORE`` of ``slot`` by the
+    ``slot``: for ``END``, 1 when it succeeded, which the reentrancy and gas-griefing
+    oracles read) or ``LOAD``/``STORE`` of ``slot`` by the
     frame at ``depth`` on ``address``'s storage, at ``pc``.
     """
 
