@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from secant.chain.chain import TestChain
 from secant.engine.oracle import Oracle
 from secant.errors import SecantError
+from secant.oracles.arbitrary_jump import ArbitraryJumpOracle
 from secant.oracles.arbitrary_write import ArbitraryWriteOracle
 from secant.oracles.assertion import AssertionOracle
 from secant.oracles.block_dependency import BlockDependencyOracle
@@ -46,7 +47,7 @@ BUILTIN: tuple[OracleClass, ...] = (AssertionOracle, PropertyOracle, FuzzTestOra
                                      ControlledCallOracle, TxOriginOracle, ReentrancyOracle,
                                      OverflowOracle, OwnerTakeoverOracle, ForcedEtherOracle,
                                      OrderDependenceOracle, GasLimitOracle, RequirementOracle,
-                                     GasGriefingOracle)
+                                     GasGriefingOracle, ArbitraryJumpOracle)
 """The detectors secant ships, in the order ``--list-oracles`` shows them."""
 
 _REGISTRY: dict[str, OracleClass] = {cls.name: cls for cls in BUILTIN}

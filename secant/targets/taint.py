@@ -37,7 +37,11 @@ checkpoints them like every other recording):
   labelled JUMPIs of its frame that *guard* it (``guards``, indices into the branches);
 * ``FlowCall``: every call with how its success flag was used by the calling frame: in a
   JUMPI condition, stored with SSTORE, returned with RETURN, or not at all;
-* ``FlowFrame``: every message (frame ids index this list) with how it ended.
+* ``FlowFrame``: every message (frame ids index this list) with how it ended;
+* ``FlowSink`` of a JUMP or JUMPI whose *destination* carries transaction input or the
+  ether the transaction sent (``JUMP_SOURCES``; ``target`` is the destination): solc never
+  computes a destination from either, so code that does (assembly arithmetic on an
+  internal function pointer) lets the sender jump anywhere in the contract.
 
 Guards approximate control dependence from the trace and a small static look at the code:
 a JUMPI guards the rest of its frame when the side not taken surely halts (solc's
@@ -83,6 +87,7 @@ from secant.evm.opcodes import (
     CALLDATALOAD,
     CALLDATASIZE,
     CALLER,
+    CALLVALUE,
     CODECOPY,
     COINBASE,
     CREATE,
@@ -138,12 +143,14 @@ __all__ = [
     "CALL_SUCCESS",
     "DEPLOYMENT_LABELS",
     "INPUT",
+    "JUMP_SOURCES",
     "LABELS",
     "ORIGIN_CHECK",
     "ORIGIN_LABEL",
     "OVERFLOW",
     "RETURNDATA",
     "STORED",
+    "VALUE_LABEL",
     "WRAP_BITS",
     "Dataflow",
     "DataflowTracker",
@@ -172,6 +179,12 @@ STORED = 1 << 11
 ORIGIN_CHECK = 1 << 12
 OVERFLOW = 1 << 13
 """A value computed from an arithmetic result that wrapped at its source type's width."""
+VALUE_LABEL = 1 << 14
+"""The ether the transaction sent (CALLVALUE of its own message): only the jump records
+read it (the sender chooses it as it chooses the calldata)."""
+JUMP_SOURCES = INPUT | VALUE_LABEL
+"""What a recorded jump's destination carries: the sender's choice (``FlowSink`` of a
+JUMP or JUMPI)."""
 _CALL_BIT0 = 16
 _CALL_SLOTS = 16
 CALL_BITS = ((1 << _CALL_SLOTS) - 1) << _CALL_BIT0
@@ -208,6 +221,7 @@ LABELS: dict[int, str] = {
     STORED: "storage",
     ORIGIN_CHECK: "tx.origin compared",
     OVERFLOW: "a wrapped arithmetic result",
+    VALUE_LABEL: "msg.value",
 }
 """Human names of the labels (call bits aside)."""
 
@@ -543,8 +557,8 @@ _K_JUMPI, _K_MLOAD, _K_MSTORE, _K_ZERO, _K_SOURCE, _K_GENERIC, _K_SPECIAL = rang
 _COMPARISONS = frozenset({EQ, SUB, XOR})
 
 _SPECIAL = frozenset({MSTORE8, SLOAD, SSTORE, CALLDATALOAD, CALLDATASIZE, CALLDATACOPY,
-                      CODECOPY, EXTCODECOPY, RETURNDATASIZE, RETURNDATACOPY, MCOPY, KECCAK256,
-                      BLOCKHASH, TLOAD, TSTORE, CALL, CALLCODE, DELEGATECALL, STATICCALL,
+                      CALLVALUE, CODECOPY, EXTCODECOPY, RETURNDATASIZE, RETURNDATACOPY, MCOPY,
+                      KECCAK256, BLOCKHASH, TLOAD, TSTORE, CALL, CALLCODE, DELEGATECALL, STATICCALL,
                       CREATE, CREATE2, RETURN, REVERT, SELFDESTRUCT})
 
 
@@ -608,7 +622,8 @@ def watch_arithmetic(code_hash: bytes, sites: Mapping[int, tuple[int, int, bool]
 # ``step`` tests the kinds by number, and the label bits it tests inline by value.
 assert (_K_PUSH, _K_DUP, _K_SWAP, _K_POP, _K_JUMPDEST, _K_BIN, _K_SAME, _K_JUMP,
         _K_CMP) == tuple(range(1, 10))
-assert (ORIGIN_LABEL, CALLER_LABEL, ORIGIN_CHECK) == (0x80, 0x100, 0x1000)
+assert (ORIGIN_LABEL, CALLER_LABEL, ORIGIN_CHECK, JUMP_SOURCES) == (0x80, 0x100, 0x1000,
+                                                                   0x4001)
 _POPS = [OPS[op].pops if op in OPS else 0 for op in range(256)]
 _PUSHES = [OPS[op].pushes if op in OPS else 0 for op in range(256)]
 _CALL_POPS = {CALL: 7, CALLCODE: 7, DELEGATECALL: 6, STATICCALL: 6}
@@ -800,8 +815,10 @@ class DataflowTracker:
             shadow[-1] |= top
         elif kind == 7:  # a unary operation: the operand's labels
             pass
-        elif kind == 8:  # JUMP
-            shadow.pop()
+        elif kind == 8:  # JUMP: a destination the sender chose is recorded
+            labels = shadow.pop()
+            if labels & 0x4001:  # JUMP_SOURCES
+                self._jump(frame, pc, opcode, stack[-1], labels)
         elif kind == 9:  # EQ, SUB, XOR: the union, and whether tx.origin is compared
             top = shadow.pop()
             other = shadow[-1]
@@ -821,7 +838,9 @@ class DataflowTracker:
         if kind == _K_JUMPI:
             if len(shadow) != len(stack):
                 self._resync(shadow, stack)
-            shadow.pop()
+            labels = shadow.pop()
+            if labels & JUMP_SOURCES:
+                self._jump(frame, pc, opcode, stack[-1], labels)
             labels = shadow.pop()
             if labels:
                 self._branch(frame, context, pc, stack[-1], stack[-2] != 0, labels)
@@ -952,6 +971,8 @@ class DataflowTracker:
                 storage.pop(key, None)
         elif op == CALLDATALOAD:
             shadow[-1] = context.calldata
+        elif op == CALLVALUE:
+            shadow.append(VALUE_LABEL if context.depth == 0 else 0)
         elif op == CALLDATASIZE:
             shadow.append(context.calldata)
         elif op == CALLDATACOPY:
@@ -1046,6 +1067,12 @@ class DataflowTracker:
             pending.opcode, pending.target, pending.value, pending.target_labels,
             pending.value_labels, pending.data_labels, pending.selector_labels,
             pending.guards, success))
+
+    def _jump(self, frame: Frame, pc: int, op: int, destination: int, labels: int) -> None:
+        """A JUMP or JUMPI whose destination carries ``labels`` of ``JUMP_SOURCES``."""
+        context = self._top
+        if context is not None:
+            self._record(frame, context, pc, op, destination, 0, labels, 0, 0, 0, True)
 
     def _record(self, frame: Frame, context: _Context, pc: int, op: int, target: int,
                 value: int, target_labels: int, value_labels: int, data_labels: int,

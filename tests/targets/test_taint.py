@@ -15,7 +15,7 @@ from secant.compile import load
 from secant.evm.env import BlockEnv
 from secant.evm.forks import CANCUN
 from secant.evm.instructions.system import create_address
-from secant.evm.opcodes import CALL, SELFDESTRUCT, SSTORE
+from secant.evm.opcodes import CALL, JUMP, JUMPI, SELFDESTRUCT, SSTORE
 from secant.evm.state import WorldState
 from secant.evm.transaction import Transaction, TxResult, apply_transaction
 from secant.targets.contract import ContractTarget, deployment_flow
@@ -35,6 +35,7 @@ from secant.targets.taint import (
     RETURNDATA,
     STORED,
     TIMESTAMP_LABEL,
+    VALUE_LABEL,
     Dataflow,
     FlowSink,
     label_names,
@@ -128,10 +129,26 @@ def test_every_source_has_its_label() -> None:
     labels = [stores(flow)[slot].value_labels for slot in range(len(sources))]
     assert labels == [INPUT, INPUT, TIMESTAMP_LABEL, NUMBER_LABEL, COINBASE_LABEL,
                       PREVRANDAO_LABEL, GASLIMIT_LABEL, ORIGIN_LABEL, CALLER_LABEL,
-                      NUMBER_LABEL | BLOCKHASH_LABEL, 0, 0]
+                      NUMBER_LABEL | BLOCKHASH_LABEL, VALUE_LABEL, 0]
     assert label_names(labels[9]) == ["block.number", "blockhash"]
     # The per-case storage map keeps what was written, by (address, slot).
-    assert flow.storage[(TARGET, 2)] == TIMESTAMP_LABEL and (TARGET, 10) not in flow.storage
+    assert flow.storage[(TARGET, 2)] == TIMESTAMP_LABEL and (TARGET, 11) not in flow.storage
+
+
+def test_a_jump_to_a_destination_the_input_chose_is_recorded() -> None:
+    # A JUMPDEST at 6; the input's word 0 is added to a constant 6: with 0 the jump lands,
+    # then a JUMPI whose destination is the constant 12 (no record) and a JUMP by a
+    # constant (no record either).
+    code = asm("PUSH1 6 PUSH0 CALLDATALOAD ADD JUMP JUMPDEST PUSH1 1 PUSH1 12 JUMPI "
+               "JUMPDEST PUSH1 16 JUMP JUMPDEST STOP")
+    flow, [done] = run(code, word(0))
+    assert done.success
+    jumps = [sink for sink in flow.sinks if sink.opcode in (JUMP, JUMPI)]
+    assert [(sink.pc, sink.target, sink.target_labels) for sink in jumps] == [(5, 6, INPUT)]
+    # A destination off every JUMPDEST: the transaction fails, the jump is recorded.
+    flow, [failed] = run(code, word(1))
+    assert not failed.success
+    assert [(sink.pc, sink.target) for sink in flow.sinks if sink.opcode == JUMP] == [(5, 7)]
 
 
 def test_operations_join_their_operands_and_stack_moves_keep_labels() -> None:
