@@ -23,11 +23,11 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from secant.campaign.campaign import Campaign, finding_file_name
 from secant.campaign.manifest import Manifest, describe
-from secant.campaign.options import CampaignOptions
+from secant.campaign.options import SINGLE_WORKER_POLICIES, CampaignOptions
 from secant.campaign.plan import CampaignPlan, plan
 from secant.campaign.processes import ProcessWorker, processes_available
 from secant.campaign.remote import RemoteWorker
@@ -44,6 +44,10 @@ from secant.files import write_atomic
 from secant.learn.dataset import DATASET_FILE, DatasetWriter
 from secant.oracles.assertion import ASSERT_PANIC, AssertionOracle
 from secant.types import Finding
+
+if TYPE_CHECKING:
+    from secant.learn.expert import ExpertConfig
+    from secant.learn.network import LearnedModel
 
 
 @dataclass
@@ -287,7 +291,7 @@ def worker_count(options: CampaignOptions) -> int:
     ``--ray`` one per CPU of the cluster (which ``--ray`` joins here, once per process).
     The symbolic expert runs one.
     """
-    if options.policy != "harvey":
+    if options.policy in SINGLE_WORKER_POLICIES:
         return 1
     if options.ray:
         from secant.campaign.ray_workers import connect
@@ -302,16 +306,71 @@ def policy_factory(options: CampaignOptions, where: Path, names: dict[str, int]
                    ) -> tuple[PolicyFactory | None, DatasetWriter | None]:
     """The campaign's policy factory (None: Harvey's) and the expert's dataset writer."""
     if options.policy == "harvey":
-        return None, None
+        return learned_stage_factory(options), None
+    if options.policy in ("uniform", "learned"):
+        return episode_factory(options), None
     from secant.learn.expert import DEFAULT_MAX_QUERIES, DEFAULT_RLIMIT, ExpertConfig, ExpertPolicy
 
     settings = ExpertConfig(
         rlimit=DEFAULT_RLIMIT if options.expert_rlimit is None else options.expert_rlimit,
         max_queries=(DEFAULT_MAX_QUERIES if options.expert_queries is None
                      else options.expert_queries))
+    if options.policy == "mix":
+        return episode_factory(options, settings), None
     writer = DatasetWriter(where / DATASET_FILE, names) if options.dataset else None
 
     def expert(context: PolicyContext) -> Policy:
         return ExpertPolicy.from_context(context, settings, writer)
 
     return expert, writer
+
+
+def learned_model(options: CampaignOptions) -> LearnedModel:
+    """The learned policy's weights: ``--model``, else the model shipped with secant.
+
+    Loaded before any worker starts, so that a missing or stale file is the user's
+    one-line error, not a worker's failure.
+    """
+    from secant.learn.network import LearnedModel, ModelError
+
+    try:
+        return LearnedModel.load(options.model)
+    except ModelError as exc:
+        raise SecantError(str(exc)) from exc
+
+
+def episode_factory(options: CampaignOptions,
+                    expert_settings: ExpertConfig | None = None) -> PolicyFactory:
+    """ILF's episodes under ``options.policy`` (uniform, learned or mix)."""
+    from secant.learn.ilf import episode_policy
+
+    kind = options.policy
+    model = None if kind == "uniform" else learned_model(options)
+
+    def build(context: PolicyContext) -> Policy:
+        expert = None
+        if kind == "mix":
+            from secant.learn.expert import ExpertPolicy
+
+            expert = ExpertPolicy.from_context(context, expert_settings)
+        return episode_policy(context, kind, model, expert)
+
+    return build
+
+
+def learned_stage_factory(options: CampaignOptions) -> PolicyFactory | None:
+    """Harvey's policy with the learned stage (``--learned-share``), or None without it."""
+    if not options.learned_share:
+        return None
+    from secant.engine.harvey.policy import harvey
+    from secant.learn.ilf import learned_stage
+
+    model = learned_model(options)
+    share = options.learned_share
+
+    def build(context: PolicyContext) -> Policy:
+        policy = harvey(context)
+        policy.stages.append(learned_stage(context, model, share))
+        return policy
+
+    return build

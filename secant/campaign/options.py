@@ -46,9 +46,13 @@ from secant.targets.foundry import HARNESS_STYLES
 DEFAULT_TIME_S = 300.0
 """The time budget when none of --time, --execs and --calls is given."""
 
-POLICIES = ("harvey", "expert")
-"""Who proposes the transactions: Harvey's policy (``secant fuzz``) or ILF's symbolic
-expert (``secant expert``)."""
+POLICIES = ("harvey", "expert", "uniform", "learned", "mix")
+"""Who proposes the transactions: Harvey's policy (``secant fuzz``), ILF's symbolic expert
+(``secant expert``), or ILF's episodes under its uniform, learned or mixed policy
+(``secant fuzz --policy``; secant.learn.ilf)."""
+
+SINGLE_WORKER_POLICIES = ("expert", "mix")
+"""The policies that run one worker: the symbolic expert's search is one process's."""
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 
@@ -156,6 +160,10 @@ class CampaignOptions:
     expert_rlimit: int | None = None
     expert_queries: int | None = None
     dataset: bool = True
+    learned_share: float = 0.0
+    """Share of a Harvey campaign's executions given to learned episodes (0: no stage)."""
+    model: Path | None = None
+    """The learned policy's weights (None: the model shipped with secant)."""
     # --- the compiler
     solc_version: str | None = None
     optimize: bool | None = None
@@ -227,14 +235,15 @@ class CampaignOptions:
 
         What a benchmark runs to measure exactly what a user of the command gets.
         """
-        if self.policy != "harvey":
-            raise ValueError("only Harvey's campaigns have a secant fuzz command line")
+        if self.policy in SINGLE_WORKER_POLICIES:
+            raise ValueError("only Harvey's and ILF's episode campaigns have a secant fuzz "
+                             "command line")
         defaults = CampaignOptions(self.path)
         argv = [str(self.path)]
         for item in fields(self):
             name = item.name
             value = getattr(self, name)
-            if name in ("path", "given", "policy", "expert_rlimit", "expert_queries",
+            if name in ("path", "given", "expert_rlimit", "expert_queries",
                         "dataset") or value == getattr(defaults, name):
                 continue
             flag = "--time" if name == "time_budget" else "--" + name.replace("_", "-")
@@ -377,9 +386,17 @@ class CampaignOptions:
         if self.workers is not None and self.workers < 1:
             raise SecantError("--workers must be at least 1",
                               "pass the number of cores to use (1: this process only)")
-        if ((self.workers or 1) > 1 or self.ray) and self.policy != "harvey":
-            raise SecantError("the symbolic expert runs one worker",
-                              "leave --workers out with the expert")
+        if ((self.workers or 1) > 1 or self.ray) and self.policy in SINGLE_WORKER_POLICIES:
+            raise SecantError(f"the {self.policy} policy runs one worker (the symbolic "
+                              "expert's search is one process's)",
+                              f"leave --workers and --ray out with --policy {self.policy}")
+        if not 0.0 <= self.learned_share <= 1.0:
+            raise SecantError("--learned-share must be between 0 and 1",
+                              "pass the share of executions learned episodes may take, "
+                              "e.g. 0.1 (0: none)")
+        if self.learned_share and self.policy != "harvey":
+            raise SecantError("--learned-share is a stage of Harvey's loop",
+                              "leave --policy out (or pass --policy harvey) with it")
         if self.execs is not None and self.execs <= 0:
             raise SecantError("--execs must be positive", "pass a number of executions")
         if self.calls is not None and self.calls <= 0:

@@ -481,9 +481,12 @@ class Worker:
             address = spec.to if spec.to is not None else (main.address if main else None)
             if address is not None and address in by_address:
                 function_codes[spec.to] = by_address[address]
+        targets = [main.address] if main else []
+        targets += [contract.address for contract in self.chain.contracts
+                    if contract.role != "attacker" and contract.address not in targets]
         return PolicyContext(self.space, self._symbolic_tracer, self._worth_solving(),
                              function_codes, list(by_address.values()), self.chain.fork,
-                             main.name if main else "")
+                             main.name if main else "", targets)
 
     def _symbolic_tracer(self, cached: bool) -> SymbolicTracer:
         """Symbolic replays of cases, on a target of their own.

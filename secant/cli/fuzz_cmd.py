@@ -196,8 +196,23 @@ def fuzz_command(
                                  "to the concolic stage, which solves just-missed branches "
                                  "with z3 (0: off).")
     ] = DEFAULT_SYMBOLIC_SHARE,
+    policy: Annotated[str, typer.Option(
+        "--policy", help="Who proposes the transactions: harvey (Harvey's loop, default), "
+                         "uniform (ILF's uniform baseline), learned (ILF's networks, "
+                         "trained by imitation of the symbolic expert) or mix (learned, "
+                         "the expert choosing a tenth of the time); the last three run "
+                         "ILF's episodes from the deployed state.")] = "harvey",
+    learned_share: Annotated[float, typer.Option(
+        "--learned-share", help="Share of Harvey's executions given to learned episodes "
+                                "whose transactions Harvey's mutation then works on "
+                                "(0: none).")] = 0.0,
+    model: Annotated[Path | None, typer.Option(
+        "--model", metavar="FILE", help="The learned policy's weights (`secant learn "
+                                        "train`; default: the model shipped with "
+                                        "secant).")] = None,
     max_sequence_length: Annotated[int, typer.Option(
-        "--max-sequence-length", help="Most transactions in a test case.")] = 16,
+        "--max-sequence-length", help="Most transactions in a test case (and in an "
+                                      "episode of ILF's policies).")] = 16,
     max_time_delay: Annotated[int | None, typer.Option(
         "--max-time-delay", help="Most seconds one transaction may move the clock on "
                                  "(Echidna's maxTimeDelay; default: a week for harnesses "

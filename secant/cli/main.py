@@ -27,6 +27,8 @@ COMMANDS: dict[str, LazyCommand] = {
                                                   "user cache."),
     "evm": LazyCommand("secant.cli.evm_cmd", "EVM tools: conformance state tests."),
     "bench": LazyCommand("secant.cli.bench_cmd", "Benchmarks: figures, never pass/fail."),
+    "learn": LazyCommand("secant.cli.learn_cmd", "The learned policy (ILF): build its dataset "
+                                                 "from a pinned corpus, train its networks."),
 }
 """Every command but ``version``, in ``secant --help`` order, with the line it shows there.
 

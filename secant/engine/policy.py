@@ -129,7 +129,7 @@ class PolicyContext:
     the source (not a compiler's check); ``function_codes`` maps each function's target
     (None: the main contract) to the (code hash, runtime code) it runs, ``codes`` lists
     every deployed target code; ``fork`` is the chain's, ``contract`` the main contract's
-    name.
+    name, ``targets`` the deployed contracts' addresses.
     """
 
     space: InputSpace
@@ -139,6 +139,8 @@ class PolicyContext:
     codes: Sequence[tuple[bytes, bytes]] = ()
     fork: Fork | None = None
     contract: str = ""
+    targets: Sequence[int] = ()
+    """The deployed contracts' addresses, the main contract first."""
 
 
 @dataclass(slots=True)

@@ -9,20 +9,28 @@ what it tracked, an unknown opcode) becomes None or clears the stack, never a wr
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from secant.evm.opcodes import DUP1, DUP16, OPS, PUSH0, PUSH1, PUSH32, SWAP1, SWAP16
 
 __all__ = ["peek", "step"]
 
+_Item = TypeVar("_Item")
+"""What else a scan keeps on its stack besides constants (a hashed slot, say)."""
 
-def peek(stack: list[int | None], depth: int) -> int | None:
+
+def peek(stack: list[_Item | int | None], depth: int) -> _Item | int | None:
     """The item ``depth`` below the top (None: unknown, or deeper than what was tracked)."""
     return stack[-1 - depth] if depth < len(stack) else None
 
 
-def step(stack: list[int | None], op: int, value: int, limit: int | None = None) -> None:
+def step(stack: list[_Item | int | None], op: int, value: int,
+         limit: int | None = None) -> None:
     """Apply one instruction (``value``: a PUSH's immediate) to the abstract ``stack``.
 
-    ``limit`` keeps only that many items from the top, so a long scan stays linear.
+    ``limit`` keeps only that many items from the top, so a long scan stays linear. A
+    scan that keeps items of its own kind has them carried by DUP and SWAP like constants;
+    any other instruction's results are None.
     """
     if op == PUSH0 or PUSH1 <= op <= PUSH32:
         stack.append(0 if op == PUSH0 else value)

@@ -14,6 +14,26 @@ chose. ``secant expert`` writes one JSON object per line to ``OUT/dataset.jsonl`
   time deltas, arguments), ``gain`` (edges plus blocks it was expected to add), and how
   many candidates and queries the state's search made.
 
+Format 2 (:data:`FORMAT`) adds what a learned policy needs (ILF's networks, §5.1):
+
+* to the header, per function, ``fallback``, ``code_share``, ``reads`` and ``writes``
+  (storage slots, hex strings) and ``constants`` (hex strings), all from
+  ``secant.learn.view.ContractView``; at the top level the ordered address candidates
+  (``addresses``, written as senders are) with their ``address_roles``, and where the
+  contract came from (``package``, ``source``: set by ``secant learn dataset``, else
+  empty);
+* to each step, ``solved`` (which inputs a z3 model chose: ``sender``, ``value``,
+  ``blocks``, ``time`` and one flag per top-level argument; false where the expert left
+  its default), ``address_args`` (per top-level argument: the index of an address in the
+  header's ``addresses``, -1 when it is none of them, a list for an array, null for other
+  types), ``int_args`` (per top-level argument: an integer as a decimal string, a list
+  for an array, null for other types), ``ended`` (how the chosen transaction ended,
+  ``features.ended_as``) and ``new_instructions`` (the contract's instructions it covered
+  first).
+
+:func:`read_dataset` reads both formats; a reader of a format 1 file finds the format 2
+keys absent.
+
 A step's ``case`` holds the whole history, so a learner can re-execute any step; ILF's
 sequence for a contract is the longest run of steps of one ``sequence``. Each line is
 flushed as it is written: a campaign cut short leaves every step it chose.
@@ -23,14 +43,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from secant.engine.values import VType
 from secant.learn.features import FEATURE_NAMES, OPCODE_NAMES, FunctionInfo
+from secant.learn.view import ContractView
 from secant.types import Tx, TxSeq, case_to_json, jsonable
 
-FORMAT = 1
+FORMAT = 2
 """The dataset format's version (the header's ``format``)."""
 
 DATASET_FILE = "dataset.jsonl"
@@ -44,21 +66,43 @@ class DatasetHeader:
     contract: str
     functions: tuple[FunctionInfo, ...]
     senders: tuple[int, ...]
+    view: ContractView | None = None
+    """The static view of the functions and the address candidates (format 2's additions;
+    None: written as empty)."""
+    package: str = ""
+    source: str = ""
 
     def to_json(self, names: Mapping[str, int] | None = None) -> dict[str, Any]:
         """The header line."""
-        return {
-            "kind": "header", "format": FORMAT, "contract": self.contract,
-            "feature_names": list(FEATURE_NAMES),
-            "senders": [_who(sender, names) for sender in self.senders],
-            "functions": [{
+        view = self.view
+        functions = []
+        for number, info in enumerate(self.functions):
+            line: dict[str, Any] = {
                 "signature": info.signature,
                 "to": None if info.to is None else _who(info.to, names),
                 "arguments": info.arguments, "address_arguments": info.address_arguments,
                 "payable": info.payable, "name_tokens": list(info.name_tokens),
                 "opcodes": dict(zip(OPCODE_NAMES, info.opcodes, strict=True)),
                 "blocks": len(info.blocks), "instructions": info.instructions,
-            } for info in self.functions],
+                "fallback": "(" not in info.signature, "code_share": 0.0,
+                "reads": [], "writes": [], "constants": [],
+            }
+            if view is not None:
+                line.update(fallback=view.fallback[number],
+                            code_share=round(view.code_share[number], 6),
+                            reads=[hex(slot) for slot in sorted(view.reads[number])],
+                            writes=[hex(slot) for slot in sorted(view.writes[number])],
+                            constants=[hex(value) for value in view.constants[number]])
+            functions.append(line)
+        return {
+            "kind": "header", "format": FORMAT, "contract": self.contract,
+            "package": self.package, "source": self.source,
+            "feature_names": list(FEATURE_NAMES),
+            "senders": [_who(sender, names) for sender in self.senders],
+            "addresses": [_who(address, names) for address in
+                          (view.addresses if view is not None else ())],
+            "address_roles": list(view.address_roles) if view is not None else [],
+            "functions": functions,
         }
 
 
@@ -79,6 +123,30 @@ class DatasetChoice:
 
 
 @dataclass(frozen=True)
+class SolvedInputs:
+    """Which inputs of a chosen transaction a z3 model chose (the rest kept a default).
+
+    The expert's rule (``secant.learn.expert``): an input is solved when a query's model
+    assigned one of its variables that the query left free (``tx{i}_sender``,
+    ``tx{i}_value``, ``tx{i}_time``, ``tx{i}_blocks``, or an argument word the ABI lets the
+    solver change), in the query that produced the transaction or in one that produced a
+    transaction it was derived from. A value equal to the default counts when a model chose
+    it (a solver that needs 0 chooses 0).
+    """
+
+    sender: bool = False
+    value: bool = False
+    blocks: bool = False
+    time: bool = False
+    args: tuple[bool, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The step's ``solved`` object."""
+        return {"sender": self.sender, "value": self.value, "blocks": self.blocks,
+                "time": self.time, "args": list(self.args)}
+
+
+@dataclass(frozen=True)
 class DatasetStep:
     """One choice of the expert with the state's features (module docstring)."""
 
@@ -89,6 +157,13 @@ class DatasetStep:
     gain: int
     candidates: int
     queries: int
+    solved: SolvedInputs = field(default_factory=SolvedInputs)
+    address_args: tuple[Any, ...] = ()
+    """Per top-level argument: ``address_arguments``'s index, list or None."""
+    int_args: tuple[Any, ...] = ()
+    """Per top-level argument: ``integer_arguments``'s decimal string, list or None."""
+    ended: str = ""
+    new_instructions: int = 0
 
     def to_json(self, names: Mapping[str, int] | None = None) -> dict[str, Any]:
         """The step line."""
@@ -97,7 +172,55 @@ class DatasetStep:
                                      dict(names) if names else None),
                 "features": [[round(value, 6) for value in row] for row in self.features],
                 "choice": self.choice.to_json(), "gain": self.gain,
-                "candidates": self.candidates, "queries": self.queries}
+                "candidates": self.candidates, "queries": self.queries,
+                "solved": self.solved.to_json(), "address_args": list(self.address_args),
+                "int_args": list(self.int_args), "ended": self.ended,
+                "new_instructions": self.new_instructions}
+
+
+def address_arguments(types: Sequence[VType], args: Sequence[Any],
+                      addresses: Sequence[int]) -> tuple[Any, ...]:
+    """Per top-level argument: where an address stands in ``addresses``.
+
+    -1 when it is not a candidate; a list of indices for an array of addresses (nested for
+    nested arrays); None for any other type.
+    """
+    index = {address: number for number, address in enumerate(addresses)}
+
+    def one(vt: VType, value: Any) -> Any:
+        if vt.kind == "address" and isinstance(value, int):
+            return index.get(value, -1)
+        if vt.kind == "array" and vt.elem is not None and _holds(vt.elem, "address") \
+                and isinstance(value, (tuple, list)):
+            return [one(vt.elem, item) for item in value]
+        return None
+
+    return tuple(one(vt, value) for vt, value in zip(types, args, strict=False))
+
+
+def integer_arguments(types: Sequence[VType], args: Sequence[Any]) -> tuple[Any, ...]:
+    """Per top-level argument: an integer (uint*/int*) as a decimal string.
+
+    A list of them for an array of integers (nested for nested arrays); None for any other
+    type.
+    """
+    def one(vt: VType, value: Any) -> Any:
+        if vt.kind in ("uint", "int") and isinstance(value, int) \
+                and not isinstance(value, bool):
+            return str(value)
+        if vt.kind == "array" and vt.elem is not None and _holds(vt.elem, "int") \
+                and isinstance(value, (tuple, list)):
+            return [one(vt.elem, item) for item in value]
+        return None
+
+    return tuple(one(vt, value) for vt, value in zip(types, args, strict=False))
+
+
+def _holds(vt: VType, what: str) -> bool:
+    """Whether ``vt`` is an address (``what`` "address"), an integer ("int"), or arrays of it."""
+    if vt.kind == "array":
+        return vt.elem is not None and _holds(vt.elem, what)
+    return vt.kind == "address" if what == "address" else vt.kind in ("uint", "int")
 
 
 DatasetRecord = DatasetHeader | DatasetStep
@@ -108,9 +231,12 @@ DatasetSink = Callable[[DatasetRecord], None]
 class DatasetWriter:
     """Appends records to a JSON Lines file, one flushed line each (module docstring)."""
 
-    def __init__(self, path: Path, names: Mapping[str, int] | None = None) -> None:
+    def __init__(self, path: Path, names: Mapping[str, int] | None = None,
+                 package: str = "", source: str = "") -> None:
         self.path = path
         self.names = dict(names or {})
+        self.package = package
+        self.source = source
         self.steps = 0
         self._file: IO[str] | None = None
 
@@ -121,7 +247,12 @@ class DatasetWriter:
             self._file = self.path.open("a", encoding="utf-8")
         if isinstance(record, DatasetStep):
             self.steps += 1
-        self._file.write(json.dumps(record.to_json(self.names), separators=(",", ":")) + "\n")
+        line = record.to_json(self.names)
+        if isinstance(record, DatasetHeader):
+            # Where the contract came from is the writer's to say (``secant learn dataset``).
+            line["package"] = record.package or self.package
+            line["source"] = record.source or self.source
+        self._file.write(json.dumps(line, separators=(",", ":")) + "\n")
         self._file.flush()
 
     def close(self) -> None:
@@ -132,7 +263,11 @@ class DatasetWriter:
 
 
 def read_dataset(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The header and the steps of a dataset file (the first header when there are more)."""
+    """The header and the steps of a dataset file (the first header when there are more).
+
+    Format 1 and 2 files are read alike: the keys format 2 added are absent from a format 1
+    file's records (a reader treats a missing key as absent, not as an error).
+    """
     header: dict[str, Any] | None = None
     steps: list[dict[str, Any]] = []
     with path.open(encoding="utf-8") as lines:

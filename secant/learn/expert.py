@@ -49,7 +49,20 @@ a campaign is a function of its seed; the time limit per query is only a safety 
 
 **The dataset.** With a ``sink``, every choice is recorded for learning (ILF §4.2, §5.2):
 the feature matrix of the state (``secant.learn.features``), the case that reached it
-and the chosen transaction. ``secant.learn.dataset`` has the records and the file format.
+and the chosen transaction, once it ran (how it ended, the instructions it covered first).
+``secant.learn.dataset`` has the records and the file format. The header, with the
+campaign's ``ContractView`` (``secant.learn.view``), is written before the first step,
+once the deployed state's symbolic runs have shown the main contract's address (else at
+the end): its address candidates list the deployed targets main contract first.
+
+**Which inputs the solver chose.** Each candidate carries the inputs a z3 model chose
+(``Candidate.solved``): none for a function's first run (zero arguments, the first sender,
+no ether, no delay); for a ``flip_branch`` answer, those of the candidate it was solved
+from plus every variable of the last transaction the model assigns and the query left
+free (``_solved_inputs``): the sender, the ether, the clock and block deltas, and argument
+words that are not part of the calldata layout (an argument counts when any of its words
+does). Comparing with the defaults would miss a model that chose 0; inputs the query kept
+(substituted as constants, or fixed layout words) are never in it.
 """
 
 from __future__ import annotations
@@ -72,7 +85,15 @@ from secant.engine.policy import (
     SymbolicTracer,
 )
 from secant.engine.values import VType, from_int
-from secant.learn.dataset import DatasetChoice, DatasetHeader, DatasetSink, DatasetStep
+from secant.learn.dataset import (
+    DatasetChoice,
+    DatasetHeader,
+    DatasetSink,
+    DatasetStep,
+    SolvedInputs,
+    address_arguments,
+    integer_arguments,
+)
 from secant.learn.features import (
     FunctionInfo,
     Step,
@@ -81,7 +102,8 @@ from secant.learn.features import (
     feature_matrix,
     function_infos,
 )
-from secant.types import RunResult, Tx, TxSeq
+from secant.learn.view import ContractView, contract_view
+from secant.types import BlockSet, RunResult, Tx, TxSeq
 
 if TYPE_CHECKING:
     from secant.symbolic.records import SymbolicRun
@@ -173,6 +195,9 @@ class Candidate:
     """Queries made in this state before this candidate was found."""
     state: int
     """The digest of the state the case left (``RunResult.state_hash``)."""
+    solved: frozenset[str] = frozenset()
+    """The inputs a z3 model chose (module docstring): ``sender``, ``value``, ``time``,
+    ``blocks`` and ``arg{i}`` for top-level argument ``i``."""
 
     def gain(self, edges: Collection[Edge], blocks: Collection[Block]) -> int:
         """What running it would add to coverage ``edges`` and ``blocks``."""
@@ -220,6 +245,13 @@ class ExpertPolicy(Policy):
         self._unsat: set[str] = set()  # state-free queries found unsat (state_free_key)
         self._current: _State | None = None
         self._outstanding: Proposal | None = None
+        self._contract = ""
+        self._view_of: Callable[[Sequence[int]], ContractView] | None = None
+        self._header_written = False
+        self._view: ContractView | None = None
+        self._main: int | None = None  # the main contract's address, once a run showed it
+        self._pending: _Pending | None = None  # the step of the outstanding proposal
+        self._block_sizes: dict[bytes, Mapping[int, int]] = {}
 
     @classmethod
     def from_context(cls, context: PolicyContext, config: ExpertConfig | None = None,
@@ -232,31 +264,43 @@ class ExpertPolicy(Policy):
         expert = cls(context.space, config, sink)
         if context.symbolic is None or context.fork is None:
             raise ValueError("the expert needs a campaign that replays cases symbolically")
-        expert.attach(context.symbolic(True),
-                      function_infos(context.space.functions, context.function_codes,
-                                     context.fork),
-                      code_sizes(context.codes, context.fork), context.worth,
-                      contract=context.contract)
+        fork = context.fork
+        infos = function_infos(context.space.functions, context.function_codes, fork)
+
+        # The campaign's own list of deployed targets wins; without it, what the expert's
+        # runs showed (the main contract's address) stands in.
+        known = tuple(context.targets)
+
+        def view(targets: Sequence[int]) -> ContractView:
+            return contract_view(context.space, infos, context.function_codes,
+                                 context.codes, fork, known or targets)
+
+        expert.attach(context.symbolic(True), infos, code_sizes(context.codes, fork),
+                      context.worth, contract=context.contract, view=view)
         return expert
 
     def attach(self, trace: SymbolicTracer, infos: Sequence[FunctionInfo],
                code_sizes: Mapping[bytes, tuple[int, int]],
                worth: Callable[[Edge], bool] | None = None,
-               contract: str = "") -> None:
+               contract: str = "",
+               view: Callable[[Sequence[int]], ContractView] | None = None) -> None:
         """Give the expert its symbolic runs, the functions' features and the flip filter.
 
         ``trace`` runs a case with the ``symbolic`` recording; ``infos`` are the static
         features of ``space.functions`` (same order); ``worth`` says whether a branch side
-        is a condition of the source (default: every side). The dataset's header is
-        written here.
+        is a condition of the source (default: every side); ``view`` makes the campaign's
+        ``ContractView`` for the deployed targets' addresses, main contract first (None:
+        the header has no view). The dataset's header is written before the first step.
         """
         self.trace = trace
         self.infos = list(infos)
         self.code_sizes = code_sizes
+        self._contract = contract
+        self._view_of = view
+        self._block_sizes = {info.code_hash: info.code_blocks for info in self.infos
+                             if info.code_hash}
         if worth is not None:
             self.worth = worth
-        if self.sink is not None:
-            self.sink(DatasetHeader(contract, tuple(self.infos), tuple(self.space.senders)))
 
     def bind(self, fuzzer: LoopState) -> None:
         """Attach to the fuzzer; the deployed state is the first to explore."""
@@ -294,7 +338,7 @@ class ExpertPolicy(Policy):
             self.stats.chosen += 1
             state.proposed.add(best.tx)
             if self.sink is not None:
-                self._record(state, best, len(candidates))
+                self._pending = self._step_before(state, best, len(candidates))
             proposal = Proposal(state.case + (best.tx,), "expert")
             self._outstanding = proposal
             return proposal
@@ -309,6 +353,9 @@ class ExpertPolicy(Policy):
         tx = case[-1]
         parent = self._states.get(case[:-1])
         ended = ended_as(result.outcomes[-1])
+        if self._pending is not None:
+            self._record(self._pending, result, ended)
+            self._pending = None
         step = Step(tx.function, tx.to, ended)
         if parent is not None and ended != "return" and not tx.time and not tx.blocks:
             # A failed transaction that moved no clock left the parent's state: the search
@@ -320,8 +367,28 @@ class ExpertPolicy(Policy):
         history = (parent.history if parent is not None else ()) + (step,)
         self._current = self._add_state(case, history, result.state_hash)
 
+    def choose_from(self, case: TxSeq, history: tuple[Step, ...]) -> Tx | None:
+        """The expert's next transaction after ``case`` (None: none adds coverage or a state).
+
+        One choice of π_expert from a state another policy reached (ILF's π_mix): the state
+        is explored as the depth-first search would (once; later calls re-rank its
+        candidates), and the chosen candidate is not offered again from it. No dataset
+        step is recorded: the choice is not run through :meth:`propose`.
+        """
+        if self.trace is None:
+            raise RuntimeError("the expert needs attach() before it can choose")
+        state = self._add_state(case, history)
+        self._explore(state)
+        best = self._best(state.open_candidates())
+        if best is None:
+            return None
+        self.stats.chosen += 1
+        state.proposed.add(best.tx)
+        return best.tx
+
     def summary(self) -> dict[str, Any]:
-        """The expert's counters."""
+        """The expert's counters (a dataset without steps gets its header here)."""
+        self._write_header()
         return {"expert": self.stats.to_json()}
 
     def progress_rows(self) -> list[tuple[str, str]]:
@@ -412,21 +479,25 @@ class ExpertPolicy(Policy):
         state.candidates = candidates
         seen: set[Edge] = set()
         tried: set[tuple[Edge, int]] = set()  # flipped records: side, condition
-        queue: list[Tx] = [self._first_tx(index) for index in range(len(self.space.functions))]
+        queue: list[tuple[Tx, frozenset[str]]] = [
+            (self._first_tx(index), frozenset()) for index in range(len(self.space.functions))]
         queries = 0
         while queue and not fuzzer.exhausted():
-            tx = queue.pop(0)
+            tx, solved = queue.pop(0)
             case = state.case + (tx,)
             started = time.perf_counter()
             result, run = self.trace(case)
             stats.run_seconds += time.perf_counter() - started
             stats.symbolic_runs += 1
+            if self._main is None and tx.to is None and run is not None \
+                    and position in run.txs:
+                self._main = run.txs[position].to
             mark = result.branch_marks[position] if position < len(result.branch_marks) \
                 else len(result.branches)
             edges = frozenset((site, pc, taken) for site, pc, taken, *_ in
                               result.branches[mark:])
             candidates.append(Candidate(tx, edges, frozenset(result.blocks), queries,
-                                        result.state_hash))
+                                        result.state_hash, solved))
             seen |= edges
             if run is None:
                 continue
@@ -465,7 +536,8 @@ class ExpertPolicy(Policy):
                 stats.solve_seconds += time.perf_counter() - started
                 if answer.status == "sat" and answer.case is not None:
                     stats.sat += 1
-                    queue.append(answer.case[-1])
+                    queue.append((answer.case[-1],
+                                  solved | _solved_inputs(tx, answer.assignment, position)))
                 elif answer.status == "unsat":
                     stats.unsat += 1
                     if key is not None:
@@ -485,19 +557,97 @@ class ExpertPolicy(Policy):
         return Tx(spec.signature, args, self.space.senders[0], 0, to=spec.to)
 
     # ------------------------------------------------------------------ the dataset
-    def _record(self, state: _State, chosen: Candidate, explored: int) -> None:
-        assert self.sink is not None
+    def _write_header(self) -> None:
+        """Write the dataset's header once (module docstring: when)."""
+        if self.sink is None or self._header_written:
+            return
+        self._header_written = True
+        view = None
+        if self._view_of is not None:
+            targets: list[int] = []
+            if self._main is not None:
+                targets.append(self._main)
+                targets += [spec.to for spec in self.space.functions
+                            if spec.to is not None and spec.to not in targets]
+            view = self._view_of(targets)
+        self.sink(DatasetHeader(self._contract, tuple(self.infos), tuple(self.space.senders),
+                                view))
+        self._view = view
+
+    def _step_before(self, state: _State, chosen: Candidate, explored: int) -> _Pending:
+        """What the step of ``chosen`` records before it runs (features, expected gain)."""
         coverage = self.fuzzer.coverage
-        tx = chosen.tx
+        features = feature_matrix(self.infos, state.history, coverage.blocks, self.code_sizes)
+        return _Pending(state, chosen, explored, features,
+                        chosen.gain(coverage.edges, coverage.blocks), coverage.blocks.copy())
+
+    def _record(self, pending: _Pending, result: RunResult, ended: str) -> None:
+        assert self.sink is not None
+        self._write_header()
+        view = self._view
+        tx = pending.chosen.tx
         function = next((i for i, spec in enumerate(self.space.functions)
                          if spec.signature == tx.function and spec.to == tx.to), -1)
         senders = list(self.space.senders)
         choice = DatasetChoice(function, tx, senders.index(tx.sender)
                                if tx.sender in senders else -1)
-        features = feature_matrix(self.infos, state.history, coverage.blocks, self.code_sizes)
-        self.sink(DatasetStep(self.stats.sequences, state.case, choice, features,
-                              chosen.gain(coverage.edges, coverage.blocks), explored,
-                              state.queries))
+        types = self.space.functions[function].types if function >= 0 else ()
+        solved = pending.chosen.solved
+        mask = SolvedInputs("sender" in solved, "value" in solved, "blocks" in solved,
+                            "time" in solved,
+                            tuple(f"arg{i}" in solved for i in range(len(tx.args))))
+        addresses = view.addresses if view is not None else tuple(senders)
+        new = 0
+        for code_hash, pc in result.blocks:
+            if (code_hash, pc) not in pending.covered:
+                new += self._block_sizes.get(code_hash, {}).get(pc, 0)
+        self.sink(DatasetStep(self.stats.sequences, pending.state.case, choice,
+                              pending.features, pending.gain, pending.explored,
+                              pending.state.queries, mask,
+                              address_arguments(types, tx.args, addresses),
+                              integer_arguments(types, tx.args), ended, new))
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A chosen transaction's step, waiting for its run (``ExpertPolicy.observe``)."""
+
+    state: _State
+    chosen: Candidate
+    explored: int
+    features: list[list[float]]
+    gain: int
+    covered: BlockSet
+    """The campaign's blocks before it ran."""
+
+
+_INPUT = re.compile(r"^tx(\d+)_(?:w(\d+)|(value|sender|time|blocks))$")
+
+
+def _solved_inputs(tx: Tx, assignment: Mapping[str, int], position: int) -> frozenset[str]:
+    """The inputs of ``tx`` (transaction ``position``) a model's ``assignment`` chose.
+
+    A model assigns the variables its query left free, and also the calldata layout words
+    the query kept by a fact: words whose ABI slot is part of the layout (offsets, lengths,
+    string contents) are left out, as are the other transactions' variables and the state.
+    """
+    from secant.symbolic.abi_words import FIXED_LAYOUT, word_slots
+
+    chosen: set[str] = set()
+    slots = None
+    for name in assignment:
+        match = _INPUT.match(name)
+        if match is None or int(match.group(1)) != position:
+            continue
+        if match.group(3) is not None:
+            chosen.add(match.group(3))
+            continue
+        if slots is None:
+            slots = {slot.word: slot for slot in word_slots(tx.function, tx.args)}
+        slot = slots.get(int(match.group(2)))
+        if slot is not None and slot.kind != FIXED_LAYOUT and slot.path:
+            chosen.add(f"arg{slot.path[0]}")
+    return frozenset(chosen)
 
 
 def state_free_key(run: SymbolicRun, index: int, position: int) -> str | None:

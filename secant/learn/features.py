@@ -135,12 +135,15 @@ from secant.types import TxOutcome
 
 __all__ = [
     "ENDINGS",
+    "CodeCut",
     "FEATURE_NAMES",
     "FEATURE_OPCODES",
     "OPCODE_NAMES",
     "FunctionInfo",
     "Step",
     "code_sizes",
+    "code_cut",
+    "function_entry",
     "ended_as",
     "feature_matrix",
     "function_infos",
@@ -290,6 +293,30 @@ def _code(code_hash: bytes, code: bytes, fork: Fork) -> _Code:
                  widths or frozenset(range(1, 33)), fork.opcodes)
 
 
+def code_cut(code_hash: bytes, code: bytes, fork: Fork) -> _Code:
+    """``code`` cut into basic blocks up to solc's metadata, as function regions see it.
+
+    The result's ``blocks`` map a block start to its instructions (``(pc, opcode, push
+    value)``), ``following`` a block to the next one, ``jumpdests`` the JUMPDESTs among the
+    block starts and ``tag_widths`` the widths solc pushes jump targets with. The static
+    scans of ``secant.learn.slots`` and ``secant.learn.view`` walk these same blocks.
+    """
+    return _code(code_hash, code, fork)
+
+
+def function_entry(cut: _Code, signature: str) -> int | None:
+    """Where the dispatcher of ``cut`` (:func:`code_cut`) goes for ``signature``.
+
+    None for the fallback and receive functions and when no dispatcher pattern is found.
+    """
+    if "(" not in signature:
+        return None
+    return _entry(cut, int.from_bytes(function_selector(signature), "big"))
+
+
+CodeCut = _Code
+"""A code cut into blocks (:func:`code_cut`)."""
+
 _ENDS = frozenset({JUMP, JUMPI, JUMPDEST, *HALTS})
 """Instructions a selector comparison never spans."""
 
@@ -420,10 +447,7 @@ def function_infos(specs: Sequence[FunctionSpec], codes: Mapping[int | None, tup
         if table is not None:
             code_hash, code = table
             sizes = code.sizes
-            entry = None
-            if "(" in spec.signature:  # not the fallback or receive function
-                selector = int.from_bytes(function_selector(spec.signature), "big")
-                entry = _entry(code, selector)
+            entry = function_entry(code, spec.signature)
             if entry is not None:
                 region = _region(code, entry)
                 for start in region:

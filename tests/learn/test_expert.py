@@ -172,12 +172,19 @@ def test_the_dataset_records_every_choice_with_the_state_features(tmp_path: Path
         writer(record)
     writer.close()
     read_header, read_steps = read_dataset(path)
+    assert read_header["format"] == 2
     assert read_header["feature_names"] == list(FEATURE_NAMES)
     assert [f["signature"] for f in read_header["functions"]] == signatures
+    assert read_header["addresses"][:len(header.senders)] == read_header["senders"]
+    assert all({"fallback", "code_share", "reads", "writes", "constants"} <= set(f)
+               for f in read_header["functions"])
     assert len(read_steps) == len(steps)
     for line in read_steps:
         assert len(line["case"]) == line["step"] + 1
         assert line["case"][-1]["function"] == signatures[line["choice"]["function"]]
+        assert len(line["int_args"]) == len(line["address_args"]) == \
+            len(line["choice"]["args"])
+        assert line["ended"] == "return" or line["case"][-1]["function"] == "open(uint256)"
 
 
 @needs_node
