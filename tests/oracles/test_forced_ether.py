@@ -24,6 +24,7 @@ from secant.oracles.rated import RatedOracle
 from secant.targets.contract import ContractRun, ContractTarget
 from secant.types import Finding, Tx, TxSeq
 from tests.compile.conftest import needs_node
+from tests.oracles.hand import hand_case
 from tests.oracles.test_vulnerabilities import Case, campaign_of, chain_of, line_of
 
 ORACLE = "forced-ether"
@@ -53,12 +54,8 @@ FACTORY = VULNERABLE[1]
 def steps_of(case: Case, steps: Sequence[Step]
              ) -> tuple[TxSeq, ContractTarget, ForcedEtherOracle]:
     """A hand-written case (sender, function, args, value) and a target and oracle for it."""
-    chain = chain_of(case)
-    [oracle] = registry.build(chain, [ORACLE])
+    txs, target, oracle = hand_case(chain_of(case), ORACLE, steps)
     assert isinstance(oracle, ForcedEtherOracle)
-    target = ContractTarget(chain, oracle.needs | {"panics"})
-    txs = tuple(Tx(function, args, chain.sender(sender).address, value)
-                for sender, function, args, value in steps)
     return txs, target, oracle
 
 

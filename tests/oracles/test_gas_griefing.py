@@ -25,6 +25,7 @@ from secant.oracles.rated import RatedOracle
 from secant.targets.contract import ContractRun, ContractTarget
 from secant.types import Finding, Tx, TxSeq
 from tests.compile.conftest import needs_node
+from tests.oracles.hand import hand_case
 from tests.oracles.test_vulnerabilities import Case, campaign_of, chain_of, compiled, line_of
 
 ORACLE = "gas-griefing"
@@ -58,12 +59,8 @@ COURIER = VULNERABLE[0]
 def steps_of(case: Case, steps: Sequence[Step], chain: TestChain | None = None
              ) -> tuple[TxSeq, ContractTarget, GasGriefingOracle]:
     """A hand-written case (sender, function, args) and a target and oracle for it."""
-    chain = chain or chain_of(case)
-    [oracle] = registry.build(chain, [ORACLE])
+    txs, target, oracle = hand_case(chain or chain_of(case), ORACLE, steps)
     assert isinstance(oracle, GasGriefingOracle)
-    target = ContractTarget(chain, oracle.needs | {"panics"})
-    txs = tuple(Tx(function, args, chain.sender(sender).address)
-                for sender, function, args in steps)
     return txs, target, oracle
 
 

@@ -22,6 +22,7 @@ from secant.oracles.order_dependence import OrderDependenceOracle
 from secant.targets.contract import ContractRun, ContractTarget
 from secant.types import Finding, Tx, TxSeq
 from tests.compile.conftest import needs_node
+from tests.oracles.hand import hand_case
 from tests.oracles.test_vulnerabilities import ETHER, Case, campaign_of, chain_of, line_of
 
 ORACLE = "order-dependence"
@@ -53,12 +54,8 @@ Step = tuple[str, str, tuple[object, ...], int]  # sender, function, args, value
 def check(case: Case, steps: Sequence[Step]) -> tuple[list[Finding], ContractTarget, ContractRun,
                                                   OrderDependenceOracle]:
     """The oracle's findings on a hand-written case, its target, run and oracle."""
-    chain = chain_of(case)
-    [oracle] = registry.build(chain, [ORACLE])
+    txs, target, oracle = hand_case(chain_of(case), ORACLE, steps)
     assert isinstance(oracle, OrderDependenceOracle)
-    target = ContractTarget(chain, oracle.needs | {"panics"})
-    txs = tuple(Tx(function, args, chain.sender(sender).address, value)
-                for sender, function, args, value in steps)
     result = target.run(txs)
     return oracle.check(result, target), target, result, oracle
 
