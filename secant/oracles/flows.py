@@ -642,12 +642,21 @@ class FlowOracle(RatedOracle):
                                 f"named, chose {chose}; {deliberate}")
         if labels & STORED:
             if flow is not None and address is not None:
-                writers = {sink.tx for sink in flow.sinks
-                           if sink.opcode == SSTORE and sink.value_labels & INPUT
-                           and sink.value & _ADDRESS == address and sink.tx < tx}
+                stores = [sink for sink in flow.sinks
+                          if sink.opcode == SSTORE and sink.value_labels & INPUT
+                          and sink.value & _ADDRESS == address and sink.tx < tx]
+                # Only the targets' own code chooses: a store made by code a target
+                # delegated to (the callee someone chose before, rated on its own) is
+                # that callee's doing, not a second choice of the address.
+                writers = {sink.tx for sink in stores
+                           if self.contract(sink.code_hash) is not None}
                 if writers and all(self.privileged(result, w) for w in writers):
                     return "possible", ("it came out of storage that only the deployer or "
                                         "accounts a trusted sender named wrote from their "
                                         f"input; {deliberate}")
+                if stores and not writers:
+                    return "possible", ("it came out of storage that only code the contract "
+                                        "delegated to wrote (that delegation is rated on "
+                                        f"its own); {deliberate}")
             return "likely", stored
         return "certain", f"{sender}, a sender without any granted right, chose {chose}"

@@ -14,7 +14,9 @@ the attacker's, and so is the ether the attacker contracts receive. A run shows 
   or a SELFDESTRUCT naming one as beneficiary);
 * the attacker side's balances grew over the case by more than the gas its transactions
   paid (the ``balances`` recording; an attacker account pays for the transactions it
-  relays), so no later transaction took the ether back.
+  relays), so no later transaction took the ether back. Ether a contract sent it in a
+  transaction it did not send (an owner's ``migrateTo(attacker1)``) is not counted: that
+  was the sender's choice, and the case cut at the leak would not show it.
 
 The finding names the paying contract, the transaction that paid, how much, and the CALL
 or SELFDESTRUCT sites of the contract that ran in the case (the recordings do not say
@@ -108,7 +110,17 @@ class LeakingEtherOracle(RatedOracle):
         relayed = self.relay in side
         gas = sum(outcomes[i].gas_used for i in attacker_txs if not outcomes[i].invalid
                   and (relayed or case[i].sender not in self.attacker_contracts))
-        gain = sum(changes.get(address, 0) for address in side) + gas * self.base_fee
+        # Ether the attacker side got in transactions it did not send (an owner's
+        # ``migrateTo(attacker1)``) is the sender's choice, not taken: it does not count.
+        given = sum(call.value for call in result.calls
+                    if call.kind == CALL and call.value and call.success and call.target in side
+                    and call.sender not in side and call.tx < len(case)
+                    and case[call.tx].sender not in side and outcomes[call.tx].success)
+        given += sum(gone.balance for gone in result.selfdestructs
+                     if gone.beneficiary in side and gone.balance and gone.tx < len(case)
+                     and case[gone.tx].sender not in side and outcomes[gone.tx].success)
+        gain = (sum(changes.get(address, 0) for address in side) + gas * self.base_fee
+                - given)
         if gain <= 0:
             return []
         leaks = [i for i in attacker_txs if i in paid and outcomes[i].success

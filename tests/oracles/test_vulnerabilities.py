@@ -370,6 +370,20 @@ def test_an_attacker_that_paid_in_leaks_only_what_it_did_not_pay() -> None:
     assert "pay 2 ether to attacker2" in finding.detail and len(finding.case or ()) == 2
 
 
+@needs_node
+def test_ether_an_owner_sends_the_attacker_is_no_leak() -> None:
+    bank = Case("leaking/MigratingBank.sol", "MigratingBank", "leaking-ether")
+    attacker = named(bank, "attacker1")
+    own = [("user1", "deposit()", (), ETHER), ("attacker1", "deposit()", (), 1000),
+           ("attacker1", "withdraw(uint256)", (10,), 0)]
+    # Its own deposit back, then the owner's migration to it: the attacker is richer,
+    # but by the owner's transfer, and its withdrawal took nothing of others'.
+    assert replay(bank, [*own, ("deployer", "migrateTo(address)", (attacker,), 0)]) == []
+    # Without the migration, its own money back is no leak either; taking more is not
+    # possible here (the bank checks), so the only leak would be the owner's gift.
+    assert replay(bank, own) == []
+
+
 def contract_steps(case: Case, steps: list[tuple[str, str, tuple[object, ...], int]]
                    ) -> list[Finding]:
     """``replay`` where a sender or an argument may also name an attacker contract."""
