@@ -240,7 +240,8 @@ def _recorded(data: Mapping[str, Any]) -> Recorded:
         panic_codes=(None if target["panic_codes"] is None
                      else frozenset(int(c) for c in target["panic_codes"])),
         deploy=[(d["contract"], d["args"]) for d in target["deploy"]],
-        all_contracts=bool(target["all_contracts"]),
+        all_contracts=(None if target["all_contracts"] is None
+                       else bool(target["all_contracts"])),
         senders=(None if target["senders"] is None
                  else [int(s, 16) for s in target["senders"]]),
         block_number=target["block_number"], block_time=target["block_time"],

@@ -306,7 +306,7 @@ class CampaignOptions:
                          self.match_contract, self.match_test, self.oracle_names,
                          list(self.property_prefix) or None,
                          parse_panic_codes(self.panic_codes), self.deployments(),
-                         self.all_contracts,
+                         self.all_contracts if "all_contracts" in self.given else None,
                          [parse_address(text, "--sender") for text in self.sender] or None,
                          self.block_number, self.block_time, self.harness,
                          _forge_testing(self.path), self.given,

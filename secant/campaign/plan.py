@@ -41,7 +41,7 @@ from secant.evm.crypto import keccak256
 from secant.oracles.assertion import AssertionOracle
 from secant.oracles.exits import scan
 from secant.oracles.fuzz_test import FuzzTestOracle
-from secant.oracles.property import PROPERTY_PREFIXES, PropertyOracle
+from secant.oracles.property import PROPERTY_PREFIXES, PropertyOracle, is_property_name
 from secant.oracles.registry import available, build
 from secant.targets.foundry import (
     forge_named,
@@ -89,8 +89,10 @@ class Selection:
     deploy: Sequence[tuple[str, Sequence[str] | None]] = ()
     """Contracts deployed before the main one, in order, with their constructor arguments
     (None: generated); an argument naming a deployed contract stands for its address."""
-    all_contracts: bool = False
-    """Also call the contracts that constructors created (Echidna's ``allContracts``)."""
+    all_contracts: bool | None = None
+    """Also call the contracts that constructors created (Echidna's ``allContracts``);
+    None: a plain contract's campaign does, a harness's (one with properties) does not
+    (``calls_created``)."""
     senders: Sequence[int] | None = None
     """The addresses that send transactions (None: the chain's five, or the test's)."""
     block_number: int | None = None
@@ -273,15 +275,33 @@ def _system_plans(compilations: Sequence[Compilation], selection: Selection,
         # The first chain is the one already deployed; more workers deploy their own.
         return made.pop() if made else deploy_system(compilations, selection, chain_config)
 
-    functions, notes = function_specs(
-        chain, property_prefixes=selection.property_prefixes or PROPERTY_PREFIXES,
-        all_contracts=selection.all_contracts)
+    prefixes = selection.property_prefixes or PROPERTY_PREFIXES
+    functions, notes = function_specs(chain, property_prefixes=prefixes,
+                                      all_contracts=calls_created(selection, main, prefixes))
     functions, filtered = selection.functions.apply(functions, _contract_names(chain))
     notes += filtered
     config = replace(config, test_contract=False)
     return [CampaignPlan(main.name, main.name, make_chain, config, functions,
                          list(selection.senders) if selection.senders else None,
                          oracles=_oracles(selection, tests), notes=notes)]
+
+
+def calls_created(selection: Selection, main: DeployedContract,
+                  prefixes: Sequence[str]) -> bool:
+    """Whether the campaign of ``main`` also calls the contracts constructors created.
+
+    As the user said (``--all-contracts`` / ``--no-all-contracts``, a config's
+    ``allContracts``); otherwise yes for a plain contract, as Medusa calls every contract
+    the deployment made: they are on chain, anyone can call them, and a bug may need it
+    (a helper contract the constructor created whose setter breaks the main contract's
+    assertion). A harness with properties says what to call through its own handlers
+    (Echidna's default): calling its system directly would bypass the handlers'
+    bookkeeping and break properties that hold.
+    """
+    if selection.all_contracts is not None:
+        return selection.all_contracts
+    return not any(fn.kind == "function" and is_property_name(fn.name, prefixes)
+                   for fn in main.abi.functions)
 
 
 def _contract_names(chain: TestChain) -> Callable[[int | None], str]:

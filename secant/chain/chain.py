@@ -270,6 +270,7 @@ class TestChain:
         deployed = self._deployer.deploy(compilation, chosen, args, value,
                                          role="main" if main else "deployed")
         self.notes.extend(deployed.notes)
+        self.notes.extend(self._deployer.deploy_parameter_contracts(compilation, chosen))
         if main:
             self.main = deployed
         return deployed

@@ -290,6 +290,15 @@ def _describe_args(params: Sequence[AbiParam], values: Sequence[Any]) -> str:
     return "(" + ", ".join(parts) + ")"
 
 
+def _leaf_params(params: Sequence[AbiParam]) -> Iterator[AbiParam]:
+    """``params`` and the components of their tuples (structs), depth first."""
+    for param in params:
+        if param.type.startswith("tuple"):
+            yield from _leaf_params(param.components)
+        else:
+            yield param
+
+
 @dataclass
 class Deployer:
     """Deploys compiled contracts onto a chain (see the module docstring)."""
@@ -375,6 +384,40 @@ class Deployer:
         return values, encode_arguments(params, values, what), None
 
     # ------------------------------------------------------------------ deployment
+    def deploy_parameter_contracts(self, compilation: Compilation,
+                                   contract: CompiledContract) -> list[str]:
+        """An instance of each contract ``contract``'s functions declare a parameter as.
+
+        ``relay(Target target, ...)`` names the contract it expects: a random address,
+        a sender or ``contract`` itself would make every such call fail at its first use
+        of the parameter. A contract of the same compilation with that name (concrete, not
+        an interface: one whose code the input has) is deployed once, as a dependency,
+        unless the chain has it already; its address is then among those the campaign's
+        dictionary draws. Returns notes on what was deployed or could not be.
+        """
+        notes: list[str] = []
+        wanted: dict[str, str] = {}
+        for function in contract.abi.functions:
+            for param in _leaf_params(function.inputs):
+                internal = param.internal_type or ""
+                if internal.startswith("contract "):
+                    name = internal.removeprefix("contract ").split("[")[0].strip()
+                    wanted.setdefault(name, f"{function.name}({param.name or param.type})")
+        for name, used_by in wanted.items():
+            if self.chain.book.get(name) is not None or name == contract.name:
+                continue
+            candidate = next((c for c in compilation.deployable() if c.name == name), None)
+            if candidate is None or candidate.qualified_name in self._pending:
+                continue
+            try:
+                self.deploy(compilation, candidate, role="dependency")
+            except DeploymentFailed as exc:
+                notes.append(f"no {name} deployed for {contract.name}.{used_by}: {exc}")
+                continue
+            notes.append(f"deployed a {name} for {contract.name}.{used_by}, whose parameter "
+                         "is declared as one")
+        return notes
+
     def deploy(self, compilation: Compilation, contract: CompiledContract,
                args: Sequence[Any] | None = None, value: int = 0,
                role: str = "main") -> DeployedContract:

@@ -121,6 +121,9 @@ def echidna_table(path: Path) -> tuple[dict[str, Any], list[str]]:
             raise EchidnaConfigError(f"{path}: {key}: {exc}",
                                      f"remove {key} or give secant's --{option} instead"
                                      ) from None
+    # Echidna calls the contracts the constructors created only when told to; secant's own
+    # default for a contract without properties does (``secant.campaign.plan.calls_created``).
+    table.setdefault("all-contracts", False)
     notes = [f"{path.name}: not read (no secant equivalent yet): {', '.join(ignored)}"
              ] if ignored else []
     return table, notes

@@ -55,9 +55,10 @@ ConfigFlag = Annotated[Path | None, typer.Option(
                      "Echidna's echidna.yaml or Medusa's medusa.json (the settings secant "
                      "has an equivalent for).")]
 AllContractsFlag = Annotated[bool, typer.Option(
-    "--all-contracts", help="Also call the contracts the constructors created (Echidna's "
-                            "allContracts; default: the main contract and the --deploy "
-                            "ones).")]
+    "--all-contracts/--no-all-contracts",
+    help="Also call the contracts the constructors created (Echidna's allContracts), or "
+         "not (default: yes for a plain contract, no for a harness with properties, "
+         "which calls its system through its handlers).")]
 BlockNumberFlag = Annotated[int | None, typer.Option(
     "--block-number", help="Number of the first block (default 4370000, Echidna's; 1 for "
                            "Foundry test contracts, as forge).")]

@@ -139,6 +139,43 @@ def test_the_whole_system_is_fuzzed() -> None:
 
 
 @needs_node
+def test_a_plain_contract_also_calls_what_its_constructor_created() -> None:
+    [shop] = plans("created/PricedShop.sol", 300)
+    assert shop.functions is not None
+    assert {(f.signature, f.to is None) for f in shop.functions} == {
+        ("quote(uint256)", True), ("setPrice(uint256)", False)}
+    [finding] = run(shop)["findings"]
+    assert [tx["function"] for tx in finding["sequence"]] == ["setPrice(uint256)",
+                                                              "quote(uint256)"]
+    # Told not to (--no-all-contracts), the feed is never called and nothing is found.
+    [main_only] = plans("created/PricedShop.sol", 300, all_contracts=False)
+    assert main_only.functions is not None
+    assert {f.signature for f in main_only.functions} == {"quote(uint256)"}
+    assert run(main_only)["findings"] == []
+    # A harness with a property calls only itself unless told to (Echidna's default).
+    [harness] = plans("harnesses/WholeSystem.sol", 300)
+    assert harness.functions is not None
+    assert {f.signature for f in harness.functions} == {"noop()"}
+
+
+@needs_node
+def test_a_parameter_declared_as_a_contract_gets_an_instance() -> None:
+    [clearing] = plans("created/Clearing.sol", 1200)  # found after about 400
+    chain = clearing.make_chain()
+    ledger = next(c for c in chain.contracts if c.name == "Ledger")
+    assert ledger.role == "dependency"  # deployed, not called by the campaign itself
+    assert not any(c.name == "IFeed" for c in chain.contracts)  # no code to deploy
+    assert any("deployed a Ledger for Clearing.settle(ledger)" in n for n in chain.notes)
+    assert clearing.functions is not None
+    assert {f.signature for f in clearing.functions} == {"settle(address,uint256)",
+                                                         "quote(address)"}
+    # A settlement on that ledger breaks the assertion: its address is one to draw.
+    [finding] = run(clearing)["findings"]
+    assert finding["function"] == "settle"
+    assert [tx["args"][0] for tx in finding["sequence"]] == [ledger.address]
+
+
+@needs_node
 def test_after_invariant_runs_at_the_end_of_every_case() -> None:
     [invariant] = plans("foundry_style/AfterInvariant.t.sol", 3000)
     summary = run(invariant)
