@@ -6,20 +6,27 @@ runs the symbolic expert (``secant.learn.expert``) on each kept contract, writin
 dataset file per contract (``secant.learn.dataset``, format 2) and ``OUT/manifest.json``.
 ``secant learn train OUT`` trains ILF's networks on the training split of such a folder
 (``secant.learn.train``, PyTorch) and writes the weights that ``secant fuzz --policy
-learned`` runs in numpy (``secant.learn.network``).
+learned`` runs in numpy (``secant.learn.network``). ``secant learn dagger OUT --model M``
+goes beyond imitation (``secant.learn.dagger``): the expert labels the states the learned
+policy reaches, the labels join the dataset, and the networks are trained again.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from secant.errors import SecantError, cli_errors
+
+if TYPE_CHECKING:
+    from secant.engine.policy import Policy, PolicyContext
+    from secant.learn.dataset import DatasetWriter
 
 LEARN_HELP = ("The learned policy (ILF): build its dataset from a pinned corpus, train its "
               "networks.")
@@ -33,10 +40,11 @@ DEFAULT_TRANSACTIONS = 150
 
 
 def register(app: typer.Typer) -> None:
-    """Add the ``learn`` group (``dataset``, ``train``) to the main app."""
+    """Add the ``learn`` group (``dataset``, ``train``, ``dagger``) to the main app."""
     learn_app = typer.Typer(no_args_is_help=True, help=LEARN_HELP)
     learn_app.command("dataset")(dataset_command)
     learn_app.command("train")(train_command)
+    learn_app.command("dagger")(dagger_command)
     app.add_typer(learn_app, name="learn")
 
 
@@ -204,20 +212,55 @@ def _finish(entry: Any, result: tuple[str, str, int, float], say: Any) -> None:
 
 def run_expert(path: str, contract: str, data_file: str, package: str, source: str,
                seconds: float, transactions: int, seed: int) -> tuple[str, str, int, float]:
-    """Run the expert on one contract; write its dataset file (status, reason, steps, s).
+    """Run the expert on one contract; write its dataset file (status, reason, steps, s)."""
+    from secant.learn.expert import ExpertPolicy
 
-    The file is written under a temporary name and renamed when the campaign ends, so an
-    interrupted run leaves no half file that a resumed run would take for done.
+    return _dataset_campaign(
+        path, contract, data_file, package, source, seconds, transactions, seed,
+        lambda context, writer: ExpertPolicy.from_context(context, None, writer),
+        "the expert chose no transaction")
+
+
+def label_contract(path: str, contract: str, model_file: str, labels_file: str,
+                   package: str, source: str, seconds: float, transactions: int, seed: int,
+                   beta: float) -> tuple[str, str, int, float]:
+    """One contract's DAgger labelling campaign (``secant.learn.dagger.LabelContract``).
+
+    The learned policy's episodes run, and the expert labels each state they reach.
+    """
+    from secant.learn.dagger import dagger_policy
+    from secant.learn.network import LearnedModel
+
+    try:
+        model = LearnedModel.load(Path(model_file))
+    except SecantError as error:
+        return "skipped", error.message[:300], 0, 0.0
+    return _dataset_campaign(
+        path, contract, labels_file, package, source, seconds, transactions, seed,
+        lambda context, writer: dagger_policy(context, model, writer, beta=beta,
+                                              package=package, source=source),
+        "the expert labelled no state")
+
+
+def _dataset_campaign(path: str, contract: str, data_file: str, package: str, source: str,
+                      seconds: float, transactions: int, seed: int,
+                      policy: Callable[[PolicyContext, DatasetWriter], Policy],
+                      nothing: str) -> tuple[str, str, int, float]:
+    """One corpus contract's campaign under ``policy``, which writes dataset steps.
+
+    Returns (status, reason, steps, seconds). The file is written under a temporary name
+    and renamed when the campaign ends, so an interrupted run leaves no half file that a
+    resumed run would take for done; a contract that cannot be fuzzed is ``skipped``, an
+    internal error ``failed`` (recorded, the corpus run goes on), no step ``no-steps``
+    (``nothing`` says why).
     """
     from secant.campaign.campaign import Campaign
     from secant.campaign.config import CampaignConfig
     from secant.campaign.plan import Selection, plan
     from secant.compile import CompileOptions, load
     from secant.engine.config import FuzzConfig
-    from secant.engine.policy import Policy, PolicyContext
     from secant.learn.corpus import CORPUS_CHAIN
     from secant.learn.dataset import DatasetWriter
-    from secant.learn.expert import ExpertPolicy
 
     started = time.perf_counter()
     final = Path(data_file)
@@ -231,14 +274,10 @@ def run_expert(path: str, contract: str, data_file: str, package: str, source: s
                         CORPUS_CHAIN, config, project=False)
         chain = chosen.make_chain()
         writer = DatasetWriter(partial, chain.names(), package=package, source=source)
-
-        def expert(context: PolicyContext) -> Policy:
-            return ExpertPolicy.from_context(context, None, writer)
-
         try:
             Campaign(chain, chosen.config, oracles=[], functions=chosen.functions,
                      senders=chosen.senders, block_steps=chosen.block_steps,
-                     policy=expert).run()
+                     policy=lambda context: policy(context, writer)).run()
         finally:
             writer.close()
     except SecantError as error:  # nothing to fuzz, a constructor that reverts, ...
@@ -251,9 +290,19 @@ def run_expert(path: str, contract: str, data_file: str, package: str, source: s
     elapsed = time.perf_counter() - started
     if writer.steps == 0:
         partial.unlink(missing_ok=True)
-        return "no-steps", "the expert chose no transaction", 0, elapsed
+        return "no-steps", nothing, 0, elapsed
     partial.replace(final)
     return "done", "", writer.steps, elapsed
+
+
+def _check_training(epochs: int, hidden: int, out: Path) -> None:
+    """The training options ``learn train`` and ``learn dagger`` share, checked."""
+    if epochs < 1:
+        raise SecantError("--epochs must be at least 1", "use 1 or more")
+    if hidden < 4:
+        raise SecantError("--hidden must be at least 4", "use the default, 100")
+    if out.suffix != ".npz":
+        raise SecantError(f"--out {out} does not end in .npz", "name the weights file *.npz")
 
 
 DEFAULT_EPOCHS = 5
@@ -284,14 +333,9 @@ def train_command(
     """
     from secant.learn.corpus import MANIFEST_FILE, CorpusContract, read_manifest
 
-    if epochs < 1:
-        raise SecantError("--epochs must be at least 1", "use 1 or more")
-    if hidden < 4:
-        raise SecantError("--hidden must be at least 4", "use the default, 100")
+    _check_training(epochs, hidden, out)
     if threads < 1:
         raise SecantError("--threads must be at least 1", "use 1 or more")
-    if out.suffix != ".npz":
-        raise SecantError(f"--out {out} does not end in .npz", "name the weights file *.npz")
     manifest_path = dataset / MANIFEST_FILE
     if not manifest_path.is_file():
         raise SecantError(f"{dataset} holds no {MANIFEST_FILE}",
@@ -335,3 +379,77 @@ def train_command(
                + ", ".join(f"{head} {value:.2f}"
                            for head, value in sorted(last.held_out_accuracy.items()))
                + f"; weights: {out}")
+
+
+@cli_errors
+def dagger_command(
+    dataset: Annotated[Path, typer.Argument(
+        help="A `secant learn dataset` folder (manifest.json, data/); each round writes "
+             "DATASET/dagger-R/.", show_default=False)],
+    model: Annotated[Path, typer.Option(
+        "--model", "-m", help="The learned policy of the first round (.npz).",
+        show_default=False)],
+    out: Annotated[Path, typer.Option(
+        "--out", "-o", help="The weights file to write (.npz): the last round's model, "
+                            "its report beside it (.json).")] = Path("ilf-dagger.npz"),
+    rounds: Annotated[int, typer.Option("--rounds", help="Rounds of labelling and "
+                                                         "training.")] = 1,
+    seconds: Annotated[float | None, typer.Option(
+        "--seconds", help="Labelling time per contract and round "
+                          "[default: 2.0].", show_default=False)] = None,
+    transactions: Annotated[int | None, typer.Option(
+        "--transactions", help="Learned transactions at most per contract and round "
+                               "[default: 48].", show_default=False)] = None,
+    beta: Annotated[float, typer.Option(
+        "--beta", help="Probability that the expert's label runs instead of the learned "
+                       "choice (DAgger's mixture; 0: the learned policy alone).")] = 0.0,
+    epochs: Annotated[int, typer.Option("--epochs", help="Passes over the training split "
+                                                         "per round.")] = DEFAULT_EPOCHS,
+    hidden: Annotated[int, typer.Option("--hidden", help="Width of the GRU states.")] = 100,
+    source: Annotated[Path | None, typer.Option(
+        "--source", help="The folder of a corpus built with `learn dataset --source`.")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="The campaigns' and the training's "
+                                                     "seed.")] = 0,
+    jobs: Annotated[int, typer.Option("--jobs", help="Contracts labelled at once.")] = 1,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+) -> None:
+    """DAgger: the expert labels the states the learned policy reaches; train on the union.
+
+    Each round runs the learned policy's episodes on every training contract of DATASET,
+    lets the symbolic expert label each state they reach (its choice there, with the inputs
+    its solver chose), writes the labels to DATASET/dagger-R/labels/, the union of the
+    expert's steps and every round's labels to DATASET/dagger-R/ as an ordinary dataset
+    folder (`secant learn train DATASET/dagger-R` reads it), and trains the next model on
+    it. The last round's model goes to --out. A second run resumes. Needs PyTorch. Exit
+    codes: 0 done, 2 bad input or options.
+    """
+    from secant.learn.dagger import (
+        DEFAULT_DAGGER_SECONDS,
+        DEFAULT_DAGGER_TRANSACTIONS,
+        run_dagger,
+    )
+
+    seconds = DEFAULT_DAGGER_SECONDS if seconds is None else seconds
+    transactions = DEFAULT_DAGGER_TRANSACTIONS if transactions is None else transactions
+    if rounds < 1:
+        raise SecantError("--rounds must be at least 1", "use 1 or more")
+    if seconds <= 0:
+        raise SecantError("--seconds must be more than 0", "give the labelling time")
+    if transactions < 1:
+        raise SecantError("--transactions must be at least 1", "use 1 or more")
+    if not 0.0 <= beta <= 1.0:
+        raise SecantError("--beta must be between 0 and 1", "use 0 for the learned policy "
+                                                            "alone")
+    _check_training(epochs, hidden, out)
+    if jobs < 1:
+        raise SecantError("--jobs must be at least 1", "use 1 for one contract at a time")
+    if source is not None and not source.is_dir():
+        raise SecantError(f"--source {source} is not a folder", "give a folder of .sol files")
+    if not dataset.is_dir():
+        raise SecantError(f"{dataset} is not a folder",
+                          "give a folder `secant learn dataset` wrote")
+    say = (lambda line: None) if quiet else (lambda line: typer.echo(line, err=True))
+    typer.echo(run_dagger(dataset, model, label_contract, rounds=rounds, out=out,
+                          seconds=seconds, transactions=transactions, seed=seed, jobs=jobs,
+                          beta=beta, epochs=epochs, hidden=hidden, source=source, say=say))

@@ -198,6 +198,9 @@ class Candidate:
     solved: frozenset[str] = frozenset()
     """The inputs a z3 model chose (module docstring): ``sender``, ``value``, ``time``,
     ``blocks`` and ``arg{i}`` for top-level argument ``i``."""
+    ended: str = ""
+    """How the transaction ended in its symbolic run (``features.ended_as``): what a label
+    that is not run concretely records (``label``)."""
 
     def gain(self, edges: Collection[Edge], blocks: Collection[Block]) -> int:
         """What running it would add to coverage ``edges`` and ``blocks``."""
@@ -386,6 +389,26 @@ class ExpertPolicy(Policy):
         state.proposed.add(best.tx)
         return best.tx
 
+    def label(self, case: TxSeq, history: tuple[Step, ...], digest: int = 0
+              ) -> tuple[Candidate, int, int] | None:
+        """π_expert's choice from a state another policy reached, not taken (DAgger).
+
+        As :meth:`choose_from`, but the chosen candidate stays open: a label is not run, so
+        what it would add is still to be added when the state comes back. ``digest`` (the
+        state's ``RunResult.state_hash``) joins the states reached, against which a
+        candidate adding no coverage counts as reaching a new state. Returns the candidate,
+        the number of candidates the state's search found and the queries it made; None
+        when no candidate adds coverage or reaches a new state.
+        """
+        if self.trace is None:
+            raise RuntimeError("the expert needs attach() before it can label")
+        state = self._add_state(case, history, digest)
+        candidates = self._explore(state)
+        best = self._best(state.open_candidates())
+        if best is None:
+            return None
+        return best, len(candidates), state.queries
+
     def summary(self) -> dict[str, Any]:
         """The expert's counters (a dataset without steps gets its header here)."""
         self._write_header()
@@ -496,8 +519,10 @@ class ExpertPolicy(Policy):
                 else len(result.branches)
             edges = frozenset((site, pc, taken) for site, pc, taken, *_ in
                               result.branches[mark:])
+            ended = ended_as(result.outcomes[position]) \
+                if position < len(result.outcomes) else ""
             candidates.append(Candidate(tx, edges, frozenset(result.blocks), queries,
-                                        result.state_hash, solved))
+                                        result.state_hash, solved, ended))
             seen |= edges
             if run is None:
                 continue

@@ -478,18 +478,19 @@ def learned_chooser(context: PolicyContext, model: LearnedModel,
                           covered, mutator, _clock(context))
 
 
-class _Covered:
+class CoveredBlocks:
     """The covered blocks of the fuzzer a policy or stage is bound to (set at bind)."""
 
     def __init__(self) -> None:
         self.fuzzer: LoopState | None = None
 
     def __call__(self) -> Any:
+        """The bound fuzzer's covered blocks (none before ``bind``)."""
         return self.fuzzer.coverage.blocks if self.fuzzer is not None else frozenset()
 
 
 class _BoundPolicy(EpisodePolicy):
-    def __init__(self, chooser: TxChooser, covered: _Covered, **kwargs: Any) -> None:
+    def __init__(self, chooser: TxChooser, covered: CoveredBlocks, **kwargs: Any) -> None:
         super().__init__(chooser, **kwargs)
         self._covered = covered
 
@@ -499,7 +500,7 @@ class _BoundPolicy(EpisodePolicy):
 
 
 class _BoundStage(LearnedStage):
-    def __init__(self, chooser: TxChooser, covered: _Covered, share: float) -> None:
+    def __init__(self, chooser: TxChooser, covered: CoveredBlocks, share: float) -> None:
         super().__init__(chooser, share)
         self._covered = covered
 
@@ -516,7 +517,7 @@ def episode_policy(context: PolicyContext, kind: str, model: LearnedModel | None
         return EpisodePolicy(uniform_chooser(context))
     if model is None:
         raise ValueError(f"the {kind} policy needs a learned model")
-    covered = _Covered()
+    covered = CoveredBlocks()
     chooser = learned_chooser(context, model, covered)
     if kind == "learned":
         return _BoundPolicy(chooser, covered)
@@ -529,12 +530,12 @@ def episode_policy(context: PolicyContext, kind: str, model: LearnedModel | None
 
 def learned_stage(context: PolicyContext, model: LearnedModel, share: float) -> LearnedStage:
     """The learned stage of Harvey's loop for a campaign's context."""
-    covered = _Covered()
+    covered = CoveredBlocks()
     return _BoundStage(learned_chooser(context, model, covered), covered, share)
 
 
 __all__ = ["DEFAULT_EXPERT_SHARE", "DEFAULT_LEARNED_SHARE",
-           "EpisodePolicy", "EpisodeRunner", "ExpertChoice", "LearnedChooser",
+           "CoveredBlocks", "EpisodePolicy", "EpisodeRunner", "ExpertChoice", "LearnedChooser",
            "LearnedStage", "LearnedStats", "TxChooser", "UniformChooser",
            "candidate_addresses", "episode_policy", "learned_chooser",
            "learned_stage", "uniform_chooser"]
