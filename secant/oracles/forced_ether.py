@@ -62,6 +62,7 @@ from secant.evm.opcodes import (
     SELFBALANCE,
     SUB,
 )
+from secant.oracles.abstract_paths import follow_paths
 from secant.oracles.flows import runtime_ops
 from secant.oracles.rated import RatedOracle, function_name
 from secant.targets.contract import ContractRun
@@ -154,54 +155,36 @@ def _follow(ops: dict[int, tuple[int, int]], jumpdests: frozenset[int], start: i
             stack: list[_Item]) -> list[BalanceSite]:
     """The comparisons a balance on ``stack`` reaches from ``start`` (module docstring)."""
     found: list[BalanceSite] = []
-    paths: list[tuple[int, list[_Item]]] = [(start, stack)]
-    budget = _STEPS
-    followed = 0
-    while paths and budget > 0 and followed < _PATHS:
-        pc, stack = paths.pop()
-        followed += 1
-        while budget > 0:
-            budget -= 1
-            entry = ops.get(pc)
-            if entry is None:
-                break
-            op, value = entry
-            if op == EQ:
-                a, b = _pop(stack), _pop(stack)
-                balance = a if isinstance(a, _Balance) else b if isinstance(b, _Balance) else None
-                stack.append(_Compared(balance.pc, pc) if balance is not None else None)
-                if balance is not None:
-                    found.append(BalanceSite(balance.pc, pc, 0, None))
-            elif op == ISZERO:
-                top = _pop(stack)
-                stack.append(top if isinstance(top, _Compared) else None)
-            elif op in (ADD, SUB):
-                a, b = _pop(stack), _pop(stack)
-                stack.append(a if isinstance(a, _Balance) else b if isinstance(b, _Balance)
-                             else None)
-            elif op == JUMP or op == JUMPI:
-                dest = _pop(stack)
-                condition = _pop(stack) if op == JUMPI else None
-                if isinstance(condition, _Compared):
-                    # Only a branch with a side that surely fails can make a transaction
-                    # fail (a require, an assert): the comparison is a site then.
-                    jumped = isinstance(dest, int) and _fails(ops, jumpdests, dest, list(stack))
-                    if jumped or _fails(ops, jumpdests, pc + 1, list(stack)):
-                        found = [BalanceSite(s.read, s.eq, 0, pc, jumped)
-                                 if s.eq == condition.eq and s.jumpi is None else s
-                                 for s in found]
-                    break  # the comparison decided a branch: this path is done
-                if op == JUMPI:
-                    paths.append((pc + 1, list(stack)))
-                if not isinstance(dest, int) or dest not in jumpdests:
-                    break
-                pc = dest
-                continue
-            elif op in HALTS or op not in OPS:
-                break
-            else:
-                _apply(stack, op, value)
-            pc += 1 + OPS[op].immediate
+
+    def apply(stack: list[_Item], pc: int, op: int, value: int) -> None:
+        if op == EQ:
+            a, b = _pop(stack), _pop(stack)
+            balance = a if isinstance(a, _Balance) else b if isinstance(b, _Balance) else None
+            stack.append(_Compared(balance.pc, pc) if balance is not None else None)
+            if balance is not None:
+                found.append(BalanceSite(balance.pc, pc, 0, None))
+        elif op == ISZERO:
+            top = _pop(stack)
+            stack.append(top if isinstance(top, _Compared) else None)
+        elif op in (ADD, SUB):
+            a, b = _pop(stack), _pop(stack)
+            stack.append(a if isinstance(a, _Balance) else b if isinstance(b, _Balance)
+                         else None)
+        else:
+            _apply(stack, op, value)
+
+    def decided(pc: int, op: int, dest: _Item, condition: _Item, stack: list[_Item]) -> bool:
+        if not isinstance(condition, _Compared):
+            return False
+        # Only a branch with a side that surely fails can make a transaction fail (a
+        # require, an assert): the comparison is a site then.
+        jumped = isinstance(dest, int) and _fails(ops, jumpdests, dest, list(stack))
+        if jumped or _fails(ops, jumpdests, pc + 1, list(stack)):
+            found[:] = [BalanceSite(s.read, s.eq, 0, pc, jumped)
+                        if s.eq == condition.eq and s.jumpi is None else s for s in found]
+        return True  # the comparison decided a branch: this path is done
+
+    follow_paths(ops, jumpdests, start, stack, _STEPS, _PATHS, apply, decided)
     return [site for site in found if site.jumpi is not None]
 
 

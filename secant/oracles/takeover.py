@@ -36,7 +36,8 @@ from typing import cast
 from secant.chain.chain import TestChain
 from secant.engine.oracle import PostState
 from secant.evm.constant_stack import step
-from secant.evm.opcodes import AND, CALLER, DIV, EQ, HALTS, JUMP, JUMPI, OPS, SHR, SLOAD
+from secant.evm.opcodes import AND, CALLER, DIV, EQ, SHR, SLOAD
+from secant.oracles.abstract_paths import follow_paths
 from secant.oracles.flows import runtime_ops
 from secant.oracles.rated import RatedOracle, function_name
 from secant.types import Finding, RunResult
@@ -85,31 +86,9 @@ def caller_guard_slots(chain: TestChain, code: bytes, code_hash: bytes) -> froze
     for start, instructions in analysis.blocks:
         if start >= end or not any(op == SLOAD or op == CALLER for _, op, _ in instructions):
             continue
-        paths: list[tuple[int, list[_Item]]] = [(start, [])]
-        budget, followed = _GUARD_STEPS, 0
-        while paths and budget > 0 and followed < _GUARD_PATHS:
-            pc, stack = paths.pop()
-            followed += 1
-            while budget > 0:
-                budget -= 1
-                entry = ops.get(pc)
-                if entry is None:
-                    break
-                op, value = entry
-                if op == JUMP or op == JUMPI:
-                    dest = stack.pop() if stack else None
-                    if op == JUMPI:
-                        if stack:
-                            stack.pop()
-                        paths.append((pc + 1, list(stack)))
-                    if not isinstance(dest, int) or dest not in analysis.jumpdests:
-                        break
-                    pc = dest
-                    continue
-                if op in HALTS or op not in OPS:
-                    break
-                _guard_step(stack, op, value, slots)
-                pc += 1 + OPS[op].immediate
+        start_stack: list[_Item] = []
+        follow_paths(ops, analysis.jumpdests, start, start_stack, _GUARD_STEPS, _GUARD_PATHS,
+                     lambda stack, _, op, value: _guard_step(stack, op, value, slots))
     found = _GUARDS[key] = frozenset(slots)
     return found
 
