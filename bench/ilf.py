@@ -5,7 +5,8 @@ Usage::
     .venv/bin/python bench/ilf.py --manifest CORPUS/manifest.json [--split held-out] \\
         [--contract FILE:NAME]... [--policies uniform,learned,expert,mix,harvey,harvey+learned] \\
         [--seeds 0,1,2] [--budgets 1000tx,2000tx,60s,300s] [--model FILE] \\
-        [--learned-share 0.1] [--limit N] [--out ilf-out] [--json FILE] [--markdown]
+        [--learned-share 0.1] [--limit N] [--only REGEX]... [--out ilf-out] [--json FILE] \
+        [--markdown]
 
 Each contract (the held-out split of a ``secant learn dataset`` manifest, or ``--contract``)
 is fuzzed by each policy, seed and budget in its own process on one core
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import statistics
 import sys
@@ -123,6 +125,9 @@ def targets_of(args: argparse.Namespace) -> list[Target]:
         if not file:
             raise SystemExit(f"--contract {text!r} is not FILE:NAME")
         found.append(Target(Path(file), name))
+    if args.only:
+        patterns = [re.compile(text) for text in args.only]
+        found = [t for t in found if any(p.search(t.label) for p in patterns)]
     return found[: args.limit] if args.limit else found
 
 
@@ -223,6 +228,35 @@ def table(runs: list[Run], policies: list[str], budgets: list[str]) -> str:
     return "\n".join(lines)
 
 
+def paired(runs: list[Run], budgets: list[str], base: str = "harvey",
+           other: str = "harvey+learned") -> str:
+    """``other`` against ``base`` on the same contract and seed: the mean difference in
+    coverage points (small / large), and on how many pairs it was ahead, level, behind.
+
+    Empty when the runs do not hold both policies: the comparison the issue's target is
+    stated in (Harvey with the learned stage against Harvey, paired over seeds).
+    """
+    by_key = {(r.policy, r.target, r.seed, r.budget): r for r in runs if not r.error}
+    lines: list[str] = []
+    for budget in budgets:
+        for size, large in (("small", False), ("large", True)):
+            diffs = [by_key[(other, target, seed, budget)].coverage - run.coverage
+                     for (policy, target, seed, b), run in by_key.items()
+                     if policy == base and b == budget and (run.total >= LARGE) == large
+                     and (other, target, seed, budget) in by_key]
+            if not diffs:
+                continue
+            ahead = sum(1 for d in diffs if d > 0.05)
+            behind = sum(1 for d in diffs if d < -0.05)
+            lines.append(f"| {budget} | {size} | {len(diffs)} | {statistics.fmean(diffs):+.2f} "
+                         f"| {ahead} / {len(diffs) - ahead - behind} / {behind} |")
+    if not lines:
+        return ""
+    return "\n".join([f"\n{other} against {base}, paired by contract and seed:\n",
+                      "| budget | size | pairs | mean difference (points) "
+                      "| ahead / level / behind |", "|---|---|---|---|---|", *lines])
+
+
 def main() -> None:
     """Parse the arguments, run every campaign, print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -235,6 +269,8 @@ def main() -> None:
     parser.add_argument("--model", type=Path)
     parser.add_argument("--learned-share", type=float, default=0.1)
     parser.add_argument("--limit", type=int, default=0, help="at most this many contracts")
+    parser.add_argument("--only", action="append", metavar="REGEX",
+                        help="only contracts whose file:Name matches (repeat: any of them)")
     parser.add_argument("--out", type=Path, default=Path("ilf-out"))
     parser.add_argument("--json", type=Path, help="write every run here too")
     parser.add_argument("--markdown", action="store_true", help="print only the table")
@@ -271,6 +307,9 @@ def main() -> None:
               f"{secant_state()}; {len(targets)} contracts, seeds {args.seeds}\n")
         print("Command: " + shlex.join([sys.executable, *sys.argv]) + "\n")
     print(table(runs, policies, budgets))
+    comparison = paired(runs, budgets)
+    if comparison:
+        print(comparison)
 
 
 if __name__ == "__main__":
