@@ -10,14 +10,16 @@ Usage::
         --suite weth-invariants=$S/weth-invariant-testing \\
         --suite uniswap-v3-echidna=$S/v3-core \\
         [--lib forge-std=$S/forge-std] [--time 60] [--suites a,b] [--only REGEX] \\
-        [--no-forge] [--report FILE] [--json FILE]
+        [--seeds 0,1,2] [--no-forge] [--report FILE] [--json FILE]
 
 The suites are other people's harnesses, checked out by the user (``bench/harness_suites.py``
 says from where, which harnesses are run and what their repositories expect). Each harness
-is run once by ``bin/secant fuzz --workers 1`` for ``--time`` seconds (seed 0, one core) and,
-when it is a Foundry test contract, once by ``forge test`` (forge 1.7.1 from npm, installed
-into the cache on first use) with the same budget: forge fuzzes each invariant or fuzz test
-in its own campaign, so with ``-j 1`` each of a harness's N tests gets ``--time / N`` seconds
+is run by ``bin/secant fuzz --workers 1`` for ``--time`` seconds (one core) and, when it is a
+Foundry test contract, by ``forge test`` (forge 1.7.1 from npm, installed into the cache on
+first use) with the same budget, once per seed of ``--seeds`` (default 0): secant with
+``--seed S``, forge with ``--fuzz-seed S``, each run from fresh copies of the project (forge's
+recorded failures removed) into its own output folder. forge fuzzes each invariant or fuzz
+test in its own campaign, so with ``-j 1`` each of a harness's N tests gets ``--time / N`` seconds
 (``invariant.timeout``, ``fuzz.timeout``; runs set out of reach so the timeout ends them) and
 the harness takes the same wall time on one core as under secant. Invariant shrinking is off
 in forge so that a test's duration is its time to the failure.
@@ -36,7 +38,16 @@ invariant / fuzz test: what the suite's repository expects, then secant's and fo
 ``found in T s`` (time from the start of the campaign, compilation excluded), ``holds``
 (no failure, as expected or nothing expected), ``missed`` (the repository expects a failure),
 ``best V`` (optimization), ``error: <first line>``, or ``n/a`` (forge runs only Foundry
-invariant and fuzz tests). A figure, never a pass/fail.
+invariant and fuzz tests). A figure, never a pass/fail. With several seeds a check found on
+every seed reads ``found in M s (median of N seeds: t1, t2, ...)``, each seed's time in
+the order of ``--seeds``; found on some only, ``found in K of N (median of those found M s:
+t1, missed, ...)``, the other seeds' own result in their place; found on none, the one
+result they share, or each seed's (``seed S: ...; ...``) when they differ.
+
+``--json`` writes one entry per harness: ``suite``, ``harness``, ``runs`` (one per seed, in
+the order of ``--seeds``: ``seed``, ``secant`` and ``forge``, each a run's command, wall
+time and what the tool reported, ``forge`` null when forge did not run) and, as before
+``--seeds`` existed, ``secant`` and ``forge``: the first seed's runs again.
 """
 
 from __future__ import annotations
@@ -54,6 +65,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 from harness_suites import (
@@ -132,7 +144,7 @@ def run(command: list[str], cwd: Path | None, env: dict[str, str],
     return proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - start
 
 
-def run_secant(harness: Harness, target: Path, budget: int, out: Path) -> ToolRun:
+def run_secant(harness: Harness, target: Path, budget: int, out: Path, seed: int) -> ToolRun:
     """``bin/secant fuzz`` on one harness; reads every ``summary.json`` under ``out``."""
     command = [str(SECANT), "fuzz", str(target), "--workers", "1"]  # one core, as forge's
     if harness.project:
@@ -140,8 +152,8 @@ def run_secant(harness: Harness, target: Path, budget: int, out: Path) -> ToolRu
     else:
         command += ["--contract", harness.contract]
     # Shrinking off, as forge's is below: a harness's wall time is then its campaign's.
-    command += ["--time", str(budget), "--seed", "0", "--out", str(out), "--quiet", "--force",
-                "--shrink-limit", "0"]
+    command += ["--time", str(budget), "--seed", str(seed), "--out", str(out), "--quiet",
+                "--force", "--shrink-limit", "0"]
     if harness.forge and harness.solc:
         command += ["--solc-version", harness.solc]
     command += list(harness.secant_args)
@@ -187,7 +199,7 @@ def forge_json(stdout: str) -> dict[str, Any] | None:
 
 
 def run_forge(harness: Harness, project: Path, budget: int, forge: Path,
-              solc: Path) -> ToolRun:
+              solc: Path, seed: int) -> ToolRun:
     """``forge test`` on one test contract with the budget split over its tests."""
     tests = [c for c in harness.checks if c.kind in FORGE_KINDS]
     each = max(1, budget // max(1, len(tests)))
@@ -199,8 +211,8 @@ def run_forge(harness: Harness, project: Path, budget: int, forge: Path,
         "FOUNDRY_FUZZ_TIMEOUT": str(each),
     }
     command = [str(forge), "test", "--offline", "--use", str(solc),
-               "--match-contract", f"^{harness.contract}$", "--fuzz-seed", "0", "-j", "1",
-               "--json"]
+               "--match-contract", f"^{harness.contract}$", "--fuzz-seed", str(seed),
+               "-j", "1", "--json"]
     result = ToolRun(command, env, str(project))
     for persisted in ("invariant", "fuzz"):  # failures forge recorded in an earlier run
         shutil.rmtree(project / "cache" / persisted, ignore_errors=True)
@@ -295,6 +307,15 @@ def matches(harness: Harness, check: Check, finding: dict[str, Any]) -> bool:
             and last.get("to", harness.contract) == contract)
 
 
+def secant_found_s(harness: Harness, check: Check, result: ToolRun | None) -> float | None:
+    """Seconds to secant's first failure of a check in one run; None when it found none."""
+    if result is None or result.error or check.kind == OPTIMIZATION:
+        return None
+    times = [f.get("time_to_find_s", 0.0) for f in result.findings
+             if matches(harness, check, f)]
+    return min(times) if times else None
+
+
 def secant_cell(harness: Harness, check: Check, result: ToolRun | None) -> str:
     """secant's result on one check."""
     if result is None:
@@ -304,14 +325,24 @@ def secant_cell(harness: Harness, check: Check, result: ToolRun | None) -> str:
     if check.kind == OPTIMIZATION:
         best = [p.get("best") for p in result.properties if p.get("function") == check.name]
         return f"best {best[0]}" if best and best[0] is not None else "not checked"
-    times = [f.get("time_to_find_s", 0.0) for f in result.findings
-             if matches(harness, check, f)]
-    if times:
-        return f"found in {seconds(min(times))}"
+    found = secant_found_s(harness, check, result)
+    if found is not None:
+        return f"found in {seconds(found)}"
     if check.kind in (PROPERTY, INVARIANT) and not any(
             p.get("function") == check.name for p in result.properties):
         return "not checked"
     return "missed" if check.expect == FAILS else "holds"
+
+
+def forge_found_s(harness: Harness, check: Check, result: ToolRun | None) -> float | None:
+    """Seconds to forge's failure of a check (its test's duration, shrinking being off) in
+    one run; None when it found none."""
+    if not harness.forge or check.kind not in FORGE_KINDS or result is None or result.error:
+        return None
+    test = result.tests.get(check.name)
+    if test is None or test["status"] != "Failure" or not test["counterexample"]:
+        return None
+    return float(test["seconds"])
 
 
 def forge_cell(harness: Harness, check: Check, result: ToolRun | None) -> str:
@@ -325,9 +356,10 @@ def forge_cell(harness: Harness, check: Check, result: ToolRun | None) -> str:
     test = result.tests.get(check.name)
     if test is None:
         return "not run"
-    if test["status"] == "Failure":
-        if test["counterexample"]:
-            return f"found in {seconds(test['seconds'])}"
+    found = forge_found_s(harness, check, result)
+    if found is not None:
+        return f"found in {seconds(found)}"
+    if test["status"] == "Failure":  # a failure without a counterexample: setUp or a revert
         return f"error: {test['reason'][:120]}"
     if test["status"] == "Success":
         return "missed" if check.expect == FAILS else "holds"
@@ -338,18 +370,66 @@ _KIND_OF_FINDING = {"property": PROPERTY, "assertion": ASSERTION, "fuzz-test": F
 
 
 @dataclass
+class SeedRuns:
+    """One seed's runs of one harness; ``forge`` is None when forge did not run."""
+
+    seed: int
+    secant: ToolRun
+    forge: ToolRun | None = None
+
+
+@dataclass
 class Outcome:
-    """One harness's runs."""
+    """One harness's runs, one ``SeedRuns`` per seed in the order of ``--seeds``."""
 
     suite: Suite
     harness: Harness
-    secant: ToolRun | None = None
-    forge: ToolRun | None = None
+    runs: list[SeedRuns] = field(default_factory=list)
+
+
+def per_seed(outcome: Outcome, tool: str, check: Check) -> list[tuple[int, str, float | None]]:
+    """One tool's result on one check in each seed's run: the seed, the cell, and the seconds
+    to find (None when not found)."""
+    harness = outcome.harness
+    if tool == "secant":
+        return [(r.seed, secant_cell(harness, check, r.secant),
+                 secant_found_s(harness, check, r.secant)) for r in outcome.runs]
+    return [(r.seed, forge_cell(harness, check, r.forge),
+             forge_found_s(harness, check, r.forge)) for r in outcome.runs]
+
+
+def over_seeds(results: list[tuple[int, str, float | None]]) -> str:
+    """One cell for a check's results over the seeds (``per_seed``); one seed's cell as is."""
+    if len(results) == 1:
+        return results[0][1]
+    found = [t for _, _, t in results if t is not None]
+    each = ", ".join(seconds(t) if t is not None else cell for _, cell, t in results)
+    if len(found) == len(results):
+        return f"found in {seconds(median(found))} (median of {len(results)} seeds: {each})"
+    if found:
+        return (f"found in {len(found)} of {len(results)} (median of those found "
+                f"{seconds(median(found))}: {each})")
+    cells = {cell for _, cell, _ in results}
+    if len(cells) == 1:
+        return cells.pop()
+    return "; ".join(f"seed {seed}: {cell}" for seed, cell, _ in results)
+
+
+def unlisted_findings(harness: Harness, result: ToolRun) -> dict[tuple[str, str], dict[str, Any]]:
+    """The first finding in one secant run on each (contract, function) no check covers."""
+    first: dict[tuple[str, str], dict[str, Any]] = {}
+    for finding in [] if result.error else result.findings:
+        if any(matches(harness, c, finding) for c in harness.checks):
+            continue
+        key = (finding.get("contract", ""), finding.get("function", ""))
+        if key not in first or finding["time_to_find_s"] < first[key]["time_to_find_s"]:
+            first[key] = finding
+    return first
 
 
 def rows(outcome: Outcome, notes: list[str]) -> list[list[str]]:
     """The table rows of one harness (its checks, then findings on functions not listed)."""
-    harness, result = outcome.harness, outcome.secant
+    harness = outcome.harness
     out = []
     for check in harness.checks:
         expected = expected_cell(check)
@@ -359,28 +439,29 @@ def rows(outcome: Outcome, notes: list[str]) -> list[list[str]]:
             expected += f"[^{notes.index(check.why) + 1}]"
         name = f"{check.contract}.{check.name}" if check.contract else check.name
         out.append([outcome.suite.name, harness.name, f"`{name}`", check.kind, expected,
-                    secant_cell(harness, check, result),
-                    forge_cell(harness, check, outcome.forge)])
-    if result is not None and not result.error:
-        extra: dict[tuple[str, str], dict[str, Any]] = {}
-        for finding in result.findings:
-            if any(matches(harness, c, finding) for c in harness.checks):
-                continue
-            key = (finding.get("contract", ""), finding.get("function", ""))
-            if key not in extra or finding["time_to_find_s"] < extra[key]["time_to_find_s"]:
-                extra[key] = finding
-        for (contract, function), finding in sorted(extra.items()):
-            kind = _KIND_OF_FINDING.get(finding.get("kind", ""), finding.get("kind", ""))
-            if kind == PROPERTY and harness.project and function.startswith("invariant"):
-                kind = INVARIANT
-            detail = finding.get("detail", "").split(". ")[0]
-            sequence = finding.get("sequence") or [{}]
-            called = str(sequence[-1].get("function", "")).split("(")[0]
-            via = f" (called: {called})" if called and called != function else ""
-            out.append([outcome.suite.name, harness.name,
-                        f"`{contract}.{function}`{via}, not listed", kind, "?",
-                        f"found in {seconds(finding['time_to_find_s'])}: {detail[:90]}",
-                        "n/a" if not harness.forge else "—"])
+                    over_seeds(per_seed(outcome, "secant", check)),
+                    over_seeds(per_seed(outcome, "forge", check))])
+    unlisted = [unlisted_findings(harness, r.secant) for r in outcome.runs]
+    for contract, function in sorted({key for run in unlisted for key in run}):
+        found = [run.get((contract, function)) for run in unlisted]
+        finding = min((f for f in found if f is not None), key=lambda f: f["time_to_find_s"])
+        kind = _KIND_OF_FINDING.get(finding.get("kind", ""), finding.get("kind", ""))
+        if kind == PROPERTY and harness.project and function.startswith("invariant"):
+            kind = INVARIANT
+        detail = finding.get("detail", "").split(". ")[0]
+        sequence = finding.get("sequence") or [{}]
+        called = str(sequence[-1].get("function", "")).split("(")[0]
+        via = f" (called: {called})" if called and called != function else ""
+        # A seed's run that erred is said so; its error is in the listed checks' cells.
+        results = [(r.seed,
+                    f"found in {seconds(f['time_to_find_s'])}" if f is not None
+                    else "error" if r.secant.error else "not found",
+                    f["time_to_find_s"] if f is not None else None)
+                   for r, f in zip(outcome.runs, found)]
+        out.append([outcome.suite.name, harness.name,
+                    f"`{contract}.{function}`{via}, not listed", kind, "?",
+                    f"{over_seeds(results)}: {detail[:90]}",
+                    "n/a" if not harness.forge else "—"])
     return out
 
 
@@ -402,28 +483,30 @@ def table(outcomes: list[Outcome]) -> tuple[str, list[str]]:
 
 
 def tally(outcomes: list[Outcome]) -> list[str]:
-    """Counts per tool: expected failures found, false alarms, errors."""
+    """Counts per tool: expected failures found, false alarms, errors. With several seeds a
+    check counts as found, failing or erring when it did on any seed."""
     lines = []
-    ran_forge = any(outcome.forge is not None for outcome in outcomes)
+    ran_forge = any(r.forge is not None for outcome in outcomes for r in outcome.runs)
+    seeds = max((len(outcome.runs) for outcome in outcomes), default=1)
     for tool in ("secant", "forge") if ran_forge else ("secant",):
-        found = expected = alarms = errors = ran = 0
+        found = found_runs = expected = alarms = errors = ran = 0
         for outcome in outcomes:
-            result = getattr(outcome, tool)
             for check in outcome.harness.checks:
                 if tool == "forge" and (not outcome.harness.forge or check.kind not in FORGE_KINDS):
                     continue
-                cell = (secant_cell(outcome.harness, check, result) if tool == "secant"
-                        else forge_cell(outcome.harness, check, result))
+                cells = [cell for _, cell, _ in per_seed(outcome, tool, check)]
                 ran += 1
-                errors += cell.startswith("error")
+                errors += any(cell.startswith("error") for cell in cells)
                 if check.expect == FAILS:
                     expected += 1
-                    found += cell.startswith("found")
-                if check.expect == HOLDS and cell.startswith("found"):
+                    found += any(cell.startswith("found") for cell in cells)
+                    found_runs += sum(cell.startswith("found") for cell in cells)
+                if check.expect == HOLDS and any(cell.startswith("found") for cell in cells):
                     alarms += 1
+        runs = (f" (in {found_runs} of {expected * seeds} runs)" if seeds > 1 else "")
         lines.append(f"- {tool}: {ran} checks; {found} of the {expected} expected failures "
-                     f"found; {alarms} reported failing where the repository expects the "
-                     f"check to hold; {errors} errors")
+                     f"found{runs}; {alarms} reported failing where the repository expects "
+                     f"the check to hold; {errors} errors")
     return lines
 
 
@@ -469,6 +552,18 @@ def parse_pairs(values: list[str], flag: str) -> dict[str, Path]:
     return pairs
 
 
+def parse_seeds(value: str) -> list[int]:
+    """``--seeds``: comma-separated distinct integers (each seed's run has its own folder)."""
+    try:
+        seeds = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a comma-separated list of integers: {value!r}") from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"give one or more distinct seeds, not {value!r}")
+    return seeds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--suite", action="append", default=[], metavar="NAME=PATH",
@@ -481,6 +576,9 @@ def main() -> None:
     parser.add_argument("--lib", action="append", default=[], metavar="NAME=PATH",
                         help="a library to place at lib/NAME of a Foundry project's copies, "
                              "instead of the checkout's own (e.g. forge-std)")
+    parser.add_argument("--seeds", type=parse_seeds, default=[0], metavar="LIST",
+                        help="comma-separated seeds; each harness is run once per seed by "
+                             "each tool (default: 0)")
     parser.add_argument("--no-forge", action="store_true", help="run secant only")
     parser.add_argument("--cache", type=Path, default=None,
                         help="forge, the solc wrappers and the working copies "
@@ -508,9 +606,11 @@ def main() -> None:
 
     cache = (args.cache or cache_root() / "harness-bench").resolve()
     work = cache / "work"
-    forge_runs = 0 if args.no_forge else sum(h.forge for _, _, h in plan)
-    print(f"{len(plan)} harnesses: {len(plan)} secant runs and {forge_runs} forge runs of "
-          f"{args.time} s, about {(len(plan) + forge_runs) * args.time / 60:.0f} min "
+    seeds: list[int] = args.seeds
+    secant_runs = len(plan) * len(seeds)
+    forge_runs = 0 if args.no_forge else sum(h.forge for _, _, h in plan) * len(seeds)
+    print(f"{len(plan)} harnesses: {secant_runs} secant runs and {forge_runs} forge runs of "
+          f"{args.time} s, about {(secant_runs + forge_runs) * args.time / 60:.0f} min "
           "plus compilation", file=sys.stderr)
     forge = solc = None
     if forge_runs:
@@ -525,32 +625,44 @@ def main() -> None:
     for index, (suite, root, harness) in enumerate(plan, 1):
         outcome = Outcome(suite, harness)
         slug = re.sub(r"[^A-Za-z0-9_.+-]+", "_", f"{suite.name}-{harness.name}")
-        try:
-            target = root / harness.path
-            if not target.exists():
-                raise RuntimeError(f"{target} does not exist")
-            if harness.project:
-                copy_project(suite, root, harness, work / "secant-src" / slug, libs)
-                target = work / "secant-src" / slug
-            outcome.secant = run_secant(harness, target, args.time, work / "secant-out" / slug)
-            if harness.forge and forge is not None:
-                project = work / "forge-src" / slug
+        for seed in seeds:
+            # Fresh copies of the projects and an output folder of its own for every seed's
+            # run, so that no run starts from another's state.
+            out = work / "secant-out" / slug
+            if len(seeds) > 1:
+                out /= f"seed-{seed}"
+            secant_run: ToolRun | None = None
+            forge_run: ToolRun | None = None
+            try:
+                target = root / harness.path
+                if not target.exists():
+                    raise RuntimeError(f"{target} does not exist")
                 if harness.project:
-                    copy_project(suite, root, harness, project, libs)
-                else:
-                    forge_file_project(root, harness, project)
-                solc = solc_wrapper(cache, harness.solc or "0.8.26")
-                outcome.forge = run_forge(harness, project, args.time, forge, solc)
-        except (RuntimeError, OSError, subprocess.CalledProcessError) as exc:
-            message = first_line(str(exc))
-            if outcome.secant is None:
-                outcome.secant = ToolRun([], error=message)
-            if harness.forge and outcome.forge is None:
-                outcome.forge = ToolRun([], error=message)
+                    copy_project(suite, root, harness, work / "secant-src" / slug, libs)
+                    target = work / "secant-src" / slug
+                secant_run = run_secant(harness, target, args.time, out, seed)
+                if harness.forge and forge is not None:
+                    project = work / "forge-src" / slug
+                    if harness.project:
+                        copy_project(suite, root, harness, project, libs)
+                    else:
+                        forge_file_project(root, harness, project)
+                    solc = solc_wrapper(cache, harness.solc or "0.8.26")
+                    forge_run = run_forge(harness, project, args.time, forge, solc, seed)
+            except (RuntimeError, OSError, subprocess.CalledProcessError) as exc:
+                message = first_line(str(exc))
+                if secant_run is None:
+                    secant_run = ToolRun([], error=message)
+                if harness.forge and forge_run is None:
+                    forge_run = ToolRun([], error=message)
+            outcome.runs.append(SeedRuns(seed, secant_run, forge_run))
+            walls = ", ".join(f"{tool} {run.wall_s:.0f} s"
+                              for tool, run in (("secant", secant_run), ("forge", forge_run))
+                              if run is not None)
+            seed_label = f" seed {seed}" if len(seeds) > 1 else ""
+            print(f"[{index}/{len(plan)}] {suite.name}/{harness.name}{seed_label}: {walls}",
+                  file=sys.stderr)
         outcomes.append(outcome)
-        walls = ", ".join(f"{tool} {getattr(outcome, tool).wall_s:.0f} s"
-                          for tool in ("secant", "forge") if getattr(outcome, tool))
-        print(f"[{index}/{len(plan)}] {suite.name}/{harness.name}: {walls}", file=sys.stderr)
     total = time.perf_counter() - started
 
     body, footnotes = table(outcomes)
@@ -569,8 +681,11 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps([{
             "suite": o.suite.name, "harness": o.harness.name,
-            "secant": o.secant.__dict__ if o.secant else None,
-            "forge": o.forge.__dict__ if o.forge else None,
+            "runs": [{"seed": r.seed, "secant": r.secant.__dict__,
+                      "forge": r.forge.__dict__ if r.forge else None} for r in o.runs],
+            # The first seed's runs under the keys the file had before --seeds.
+            "secant": o.runs[0].secant.__dict__,
+            "forge": o.runs[0].forge.__dict__ if o.runs[0].forge else None,
         } for o in outcomes], indent=1, default=str), encoding="utf-8")
 
 
@@ -634,7 +749,9 @@ def write_report(args: argparse.Namespace, outcomes: list[Outcome], body: str,
         redact(".venv/bin/python " + shlex.join(argv)),
         "```",
         "",
-        f"Budget {args.time} s per harness per tool; total wall time {total / 60:.1f} min."
+        f"Budget {args.time} s per harness per tool"
+        + (f" and seed (seeds {', '.join(map(str, args.seeds))})" if len(args.seeds) > 1 else "")
+        + f"; total wall time {total / 60:.1f} min."
         + (" Suites: " + ", ".join(commits) + "." if commits else ""),
         "",
         body,
@@ -648,9 +765,10 @@ def write_report(args: argparse.Namespace, outcomes: list[Outcome], body: str,
         "```sh",
     ]
     for outcome in outcomes:
-        for result in (outcome.secant, outcome.forge):
-            if result is not None and result.command:
-                lines.append(redact(result.shell()))
+        for runs in outcome.runs:
+            for result in (runs.secant, runs.forge):
+                if result is not None and result.command:
+                    lines.append(redact(result.shell()))
     lines += ["```", "", "</details>", ""]
     args.report.write_text("\n".join(lines), encoding="utf-8")
 
