@@ -236,6 +236,10 @@ class RunResult:
     """Steps the target actually ran (a prefix cache restored the others; None: all). A
     measure of the run's cost, not of what it did: results that differ in it alone are
     equal."""
+    clock: tuple[int, int] = field(default=(0, 0), compare=False)
+    """(block number, timestamp) the last step began at; (0, 0) for a target without
+    blocks. Input-to-state reads a comparison operand equal to one of them as the clock,
+    which the transactions' block and time deltas move."""
 
     def tx_branches(self, index: int) -> list[BranchEvent]:
         """The branches of step ``index``."""

@@ -45,6 +45,8 @@ class Seed:
     reads: tuple[tuple[int, int], ...] = ()
     # Found while fuzzing a seed of sFuzz's adaptive strategy (sFuzz Fig. 9 counts these).
     adaptive: bool = False
+    # (block number, timestamp) its last transaction began at (``RunResult.clock``).
+    clock: tuple[int, int] = (0, 0)
 
 
 COST_METRIC_BYTES = 180

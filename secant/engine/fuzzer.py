@@ -184,6 +184,7 @@ class Fuzzer:
             found_at=found_at,
             comparisons=self.missed_comparisons(result),
             reads=first_reads(result),
+            clock=result.clock,
         )
 
     def restore_material(self, seed: Seed, result: RunResult) -> None:
@@ -199,7 +200,14 @@ class Fuzzer:
 
     def missed_comparisons(self, result: RunResult, limit: int = 32
                            ) -> tuple[Comparison, ...]:
-        """Operands and relation of the last step's comparisons with an uncovered side."""
+        """Operands and relation of the last step's comparisons with an uncovered side.
+
+        At most ``limit`` of them, in the order they ran: the first half and the last half
+        when there are more. A run's first comparisons include its dispatchers' selector
+        tests, whose other sides stay uncovered for every function the campaign never
+        calls, while the comparison the run stopped short of, in a handler's deep call,
+        comes last; a maze walk's checks come in between and on both sides.
+        """
         edges = self.coverage.edges
         found: dict[Comparison, None] = {}
         for code_hash, pc, taken, relation, lhs, rhs in result.tx_branches(
@@ -207,9 +215,11 @@ class Fuzzer:
             if lhs == rhs or (lhs <= 1 and rhs <= 1) or (code_hash, pc, not taken) in edges:
                 continue  # nothing to replace, or a boolean test
             found[(lhs, rhs, relation)] = None
-            if len(found) >= limit:
-                break
-        return tuple(found)
+        kept = tuple(found)
+        if len(kept) <= limit:
+            return kept
+        head = limit // 2
+        return kept[:head] + kept[len(kept) - (limit - head):]
 
     def refresh_distances(self) -> None:
         """Bring seed distances up to date (a directed schedule calls it before choosing)."""

@@ -397,7 +397,8 @@ class Mutator:
 
     def input_to_state(self, case: TxSeq, pairs: Sequence[Comparison],
                        rng: random.Random, index: int | None = None,
-                       anywhere: bool = False) -> Mutation | None:
+                       anywhere: bool = False, clock: tuple[int, int] = (0, 0)
+                       ) -> Mutation | None:
         """Replace a comparison operand found in the input by the other operand.
 
         ``pairs`` are the (lhs, rhs, relation) of comparisons the seed's run reached without
@@ -410,8 +411,12 @@ class Mutator:
         (Redqueen's input-to-state replacement, the "operands seen in comparisons" of
         issue 4 used where they were seen). With ``anywhere``, every transaction of the
         case is searched: a value set by an earlier transaction (``SetY(v)``) often reaches
-        the last one's comparison through storage. The result changes one location, so
-        prediction can learn from it.
+        the last one's comparison through storage. ``clock`` is the (block number,
+        timestamp) the last transaction began at: an operand equal to one of them is the
+        clock, and a later one is reached by moving the block on (``block.timestamp >=
+        since + 30 days``) with a larger delta before any searched transaction, within the
+        campaign's largest delay. The result changes one location, so prediction can learn
+        from it.
         """
         if not case or not pairs:
             return None
@@ -439,11 +444,14 @@ class Mutator:
                     if case[at].sender == seen and wanted in senders:
                         # msg.sender == owner: the one input a sender can be predicted to.
                         candidates.append((("sender", at), wanted))
+                    candidates.extend(self._clock_moves(case, at, clock, seen, wanted))
         if not candidates:
             return None
         location, new = candidates[rng.randrange(len(candidates))]
         index = location[1]
         tx = case[index]
+        if location[0] == "clock":
+            return _moved_clock(case, location, new)
         if location[0] == "value":
             new_tx = replace(tx, value=new)
         elif location[0] == "sender":
@@ -455,6 +463,36 @@ class Mutator:
         return Mutation(case[:index] + (new_tx,) + case[index + 1:], location,
                         "input-to-state")
 
+    def _clock_moves(self, case: TxSeq, at: int, clock: tuple[int, int], seen: int,
+                     wanted: int) -> list[tuple[Location, Any]]:
+        """Block delays up to transaction ``at`` that bring the clock ``seen`` to ``wanted``.
+
+        A delay before transaction ``at`` moves the block of every later one alike, so any
+        transaction up to the last (whose comparison it was) may carry it; a move longer
+        than the largest delay is spread over ``at`` and the transactions before it, the
+        later ones first. Only forward, and only where the code reads that clock. Each
+        move is ``(("clock", at, kind), delays)``: the new delay of transactions ``at``,
+        ``at - 1``, ....
+        """
+        moves: list[tuple[Location, Any]] = []
+        number, timestamp = clock
+        for kind, now, reads, most in (
+                ("time", timestamp, self.reads_time, self.max_time_delay),
+                ("blocks", number, self.reads_number, self.max_block_delay)):
+            if not (reads and now and seen == now and wanted > now and most > 0):
+                continue
+            need = wanted - now
+            delays: list[int] = []
+            for tx in reversed(case[:at + 1]):
+                current = getattr(tx, kind)
+                added = min(need, max(0, most - current))
+                delays.append(current + added)
+                need -= added
+                if not need:
+                    moves.append((("clock", at, kind), tuple(delays)))
+                    break
+        return moves
+
     # ------------------------------------------------------------------ havoc
     def havoc(self, case: TxSeq, rng: random.Random, index: int | None = None
               ) -> Mutation | None:
@@ -465,6 +503,22 @@ class Mutator:
             if mutation is not None:
                 current = mutation.case
         return Mutation(current, None, "havoc") if current != case else None
+
+
+def _moved_clock(case: TxSeq, move: Location, delays: tuple[int, ...]) -> Mutation | None:
+    """``case`` with the block delays of a clock move (``Mutator._clock_moves``).
+
+    Its location is the delay of the earliest transaction changed, the one prediction may
+    go on tuning.
+    """
+    _, at, kind = move
+    changed = list(case)
+    for offset, delay in enumerate(delays):
+        changed[at - offset] = replace(case[at - offset], **{kind: delay})
+    moved = tuple(changed)
+    if moved == case:
+        return None
+    return Mutation(moved, (kind, at - len(delays) + 1), "input-to-state")
 
 
 class _LeafIndex:

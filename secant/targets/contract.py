@@ -277,6 +277,7 @@ class ContractTarget:
             [] if resume and self.recorder.rewindable else None)
         self._last_case: TxSeq = ()
         self._epoch = -1
+        self._clock = (0, 0)  # (block number, timestamp) the last run's last step began at
         self.rewinds = 0  # runs resumed from the last run's boundary
         if path_scope not in ("last", "all"):
             raise ValueError(f"path_scope must be 'last' or 'all', not {path_scope!r}")
@@ -392,6 +393,7 @@ class ContractTarget:
                              created=recorder.created, selfdestructs=recorder.selfdestructs,
                              accesses=recorder.accesses)
         result.steps_run = len(case) - start
+        result.clock = self._clock
         transitions = getattr(recorder, "transitions", None)
         if transitions is not None:
             result.transitions = transitions
@@ -671,6 +673,9 @@ class ContractTarget:
             recorder.begin_tx(index, overrides, to if overrides or index == last else None)
             if tx.blocks or tx.time:
                 chain.advance(tx.blocks, tx.time)
+            if index == last:
+                env = chain.env
+                self._clock = (env.number, env.timestamp)
             data = self.calldata(tx.function, tx.args, to)
             sender, called = tx.sender, to
             relay = self.relays.get(sender)

@@ -265,3 +265,36 @@ def test_input_to_state_inside_bytes_names_the_byte() -> None:
     assert (b"DDR\xa7zz", "xAz", (5,)) in args and (b"DDR\xa7zz", "xyz", (77,)) in args
     # Nothing to replace: no mutation.
     assert input_to_state_results(tx, [(0xEE << 248, 0x55 << 248, "eq")]) == set()
+
+
+def test_input_to_state_moves_the_clock_a_deadline_compares() -> None:
+    m = mutator()
+    m.max_time_delay, m.max_block_delay = 604_800, 60_480
+    rng = random.Random(6)
+    first = Tx("f(uint8,int16,bytes4)", (7, -3, b"\x00\x00\x00\x09"), SENDERS[0], time=100)
+    last = Tx("f(uint8,int16,bytes4)", (8, -3, b"\x00\x00\x00\x09"), SENDERS[0])
+    case = (first, last)
+    clock = (50, 1_000)  # block 50 at second 1,000 when the last transaction began
+    # block.timestamp >= since + 30 days, 5,000 s short: the last one waits 5,000 s more.
+    pair = [(1_000, 6_000, "eq")]
+    mutation = m.input_to_state(case, pair, rng, 1, clock=clock)
+    assert mutation is not None and mutation.location == ("time", 1)
+    assert mutation.case == (first, replace(last, time=5_000))
+    # Longer than one transaction may wait: spread, the later transactions first.
+    pair = [(1_000, 1_000 + 604_800 + 10, "eq")]
+    mutation = m.input_to_state(case, pair, rng, None, anywhere=True, clock=clock)
+    assert mutation is not None
+    assert [tx.time for tx in mutation.case] == [110, 604_800]
+    assert mutation.location == ("time", 0)
+    # block.number >= 60: ten blocks on.
+    mutation = m.input_to_state(case, [(50, 60, "eq")], rng, 1, clock=clock)
+    assert mutation is not None and mutation.case[1] == replace(last, blocks=10)
+    # Backwards, past every delay allowed, an unknown clock, or code that never reads it:
+    # no move.
+    assert m.input_to_state(case, [(1_000, 900, "eq")], rng, 1, clock=clock) is None
+    assert m.input_to_state(case, [(1_000, 1_000 + 10 ** 7, "eq")], rng, None,
+                            anywhere=True, clock=clock) is None
+    assert m.input_to_state(case, [(1_000, 6_000, "eq")], rng, 1) is None
+    m.reads_time = False
+    assert m.input_to_state(case, [(1_000, 6_000, "eq")], rng, 1, clock=clock) is None
+

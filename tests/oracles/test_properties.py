@@ -250,9 +250,11 @@ def test_kept_values_still_fail_where_the_property_fails() -> None:
 def test_keeping_values_leaves_the_campaign_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
     # The values are kept only where the call would do exactly what it did, and its
     # comparisons are logged again: the same seed and budget give the same campaign.
-    kept = run("PropertyReads.sol", "ReadSets", 3, 1500)
+    # A seed whose campaign breaks every property within the budget, so that the values
+    # kept decide something (any such seed will do).
+    kept = run("PropertyReads.sol", "ReadSets", 1, 1500)
     monkeypatch.setattr(PropertyOracle, "keeps_values", False)
-    called = run("PropertyReads.sol", "ReadSets", 3, 1500)
+    called = run("PropertyReads.sol", "ReadSets", 1, 1500)
     for summary in (kept, called):
         for finding in summary["findings"]:  # type: ignore[attr-defined]
             finding.pop("time_to_find_s")

@@ -131,10 +131,13 @@ class DemandDriven:
             return None
         return Mutation(structural[0], None, structural[1])
 
-    def follow_up(self, case: TxSeq, missed: Sequence[Comparison], rng: random.Random
-                  ) -> Mutation | None:
-        """The follow-up of a structural mutation (see the module docstring)."""
-        follow = self.mutator.input_to_state(case, missed, rng, anywhere=True)
+    def follow_up(self, case: TxSeq, missed: Sequence[Comparison], rng: random.Random,
+                  clock: tuple[int, int] = (0, 0)) -> Mutation | None:
+        """The follow-up of a structural mutation (see the module docstring).
+
+        ``clock``: the (block number, timestamp) its last transaction began at.
+        """
+        follow = self.mutator.input_to_state(case, missed, rng, anywhere=True, clock=clock)
         if follow is None:
             # Nothing to replace: let the last transaction reuse a value the new prefix
             # passed (an answer given to one call and expected by the next).

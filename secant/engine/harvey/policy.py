@@ -482,7 +482,7 @@ class HarveyPolicy(Policy):
         if fuzzer.exhausted():
             return 0
         follow = self.sequences.follow_up(result.case, fuzzer.missed_comparisons(result),
-                                          self.rng)
+                                          self.rng, result.clock)
         if follow is None:
             return 0
         yield Proposal(follow.case, "sequence", False, adaptive)
@@ -567,7 +567,8 @@ class HarveyPolicy(Policy):
             if reused is not None:
                 return reused
         if seed.comparisons and rng.random() < self.config.input_to_state_probability:
-            mutation = self.mutator.input_to_state(case, seed.comparisons, rng, index)
+            mutation = self.mutator.input_to_state(case, seed.comparisons, rng, index,
+                                                   clock=seed.clock)
             if mutation is not None:
                 return mutation
         if rng.random() < self.config.havoc_probability:
