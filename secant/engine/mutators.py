@@ -505,20 +505,17 @@ class Mutator:
         return Mutation(current, None, "havoc") if current != case else None
 
 
-def _moved_clock(case: TxSeq, move: Location, delays: tuple[int, ...]) -> Mutation | None:
+def _moved_clock(case: TxSeq, move: Location, delays: tuple[int, ...]) -> Mutation:
     """``case`` with the block delays of a clock move (``Mutator._clock_moves``).
 
-    Its location is the delay of the earliest transaction changed, the one prediction may
-    go on tuning.
+    Every move lengthens at least one delay, so the case always changes. Its location is
+    the delay of the earliest transaction changed, the one prediction may go on tuning.
     """
     _, at, kind = move
     changed = list(case)
     for offset, delay in enumerate(delays):
         changed[at - offset] = replace(case[at - offset], **{kind: delay})
-    moved = tuple(changed)
-    if moved == case:
-        return None
-    return Mutation(moved, (kind, at - len(delays) + 1), "input-to-state")
+    return Mutation(tuple(changed), (kind, at - len(delays) + 1), "input-to-state")
 
 
 class _LeafIndex:
