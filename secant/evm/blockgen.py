@@ -36,6 +36,7 @@ from secant.evm.instructions import (
     storage,
     system,
 )
+from secant.evm.memory import expand
 from secant.evm.opcodes import (
     ADDRESS,
     BASEFEE,
@@ -152,8 +153,6 @@ def stack_bytes(f: Any, offset: int, size: int) -> bytes:
     """Memory ``[offset, offset + size)`` after charging its expansion."""
     if not size:
         return b""
-    from secant.evm.memory import expand
-
     expand(f, offset + size)
     return bytes(f.memory[offset : offset + size])
 

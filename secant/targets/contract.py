@@ -725,6 +725,8 @@ class _Boundary(NamedTuple):
 
 def _first_altered(case: TxSeq, forced: Forced | None, gas: GasLimits | None) -> int:
     """The first transaction a forcing or another gas limit alters (``len(case)``: none)."""
+    if not forced and not gas:
+        return len(case)
     return min([*(forced or ()), *(gas or ())], default=len(case))
 
 

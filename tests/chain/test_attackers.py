@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from secant.abi import Abi, decode
+from secant.abi import Abi, decode, encode
 from secant.chain import AttackerKind, ChainConfig, TestChain
 from secant.chain.asm import Label, Ref, assemble, deployer
 from secant.chain.attackers import (
@@ -155,6 +155,17 @@ def test_attack_forwards_calldata_value_and_reverts() -> None:
     assert chain.balance(normal) == before - 5 and chain.balance(0xEC40) == 5
     failed = chain.transact("attacker1", normal.address, attack_calldata(0xEC40, b"", 0))
     assert failed.reverted and failed.output == b""
+
+
+@pytest.mark.parametrize("length", [0, 1, 31, 32, 33, 100])
+def test_attack_calldata_is_the_abi_encoding_of_the_attack_call(length: int) -> None:
+    data = bytes(range(7, 7 + length))
+    target, value = 0xDEAD << 140, (1 << 256) - 3
+    expected = ATTACK_SELECTOR + encode(["address", "bytes", "uint256"],
+                                        [target.to_bytes(20, "big"), data, value])
+    assert attack_calldata(target, data, value) == expected
+    with pytest.raises(ValueError, match="uint256"):
+        attack_calldata(target, data, -1)
 
 
 @needs_node

@@ -334,3 +334,21 @@ def test_a_hooked_block_is_hooked_when_its_predecessor_runs_on_into_it(run: Run)
     spy = Recorded({keccak256(code): frozenset({14})})
     run(code, inspector=spy)
     assert spy.hooked == [(14, 2)]
+
+
+def test_keccak256_of_remembered_and_new_inputs(run: Run, monkeypatch: pytest.MonkeyPatch
+                                                ) -> None:
+    from secant.evm.instructions import stack
+
+    # The hash of calldata's first word, twice in one run and again once the remembered
+    # inputs were cleared (a limit of one): every answer is the input's own hash.
+    monkeypatch.setattr(stack, "HASHED_LIMIT", 1)
+    code = asm("PUSH1 0 CALLDATALOAD PUSH1 0 MSTORE PUSH1 32 PUSH1 0 KECCAK256 "
+               "PUSH1 32 PUSH1 0 KECCAK256 EQ PUSH1 32 MSTORE "
+               "PUSH1 32 PUSH1 0 KECCAK256 PUSH1 0 MSTORE PUSH1 64 PUSH1 0 RETURN")
+    for value in (7, 8, 7):
+        data = value.to_bytes(32, "big")
+        result, _ = run(code, data=data)
+        assert result.success
+        assert result.output[:32] == keccak256(data)
+        assert int.from_bytes(result.output[32:], "big") == 1

@@ -112,13 +112,29 @@ def op_mcopy(s: list[int], f: Frame, a: Any) -> None:
 EMPTY_KECCAK = 0xC5D2460186F7233C927E7DB2DCC703C0E500B653CA82273B7BFAD8045D85A470
 
 
+_HASHED: dict[bytes, int] = {}
+"""Recent KECCAK256 inputs and their hashes as words (cleared when full)."""
+HASHED_LIMIT = 1 << 14
+"""How many inputs ``_HASHED`` holds at most (a few MB of 64-byte keys)."""
+
+
 def keccak_memory(f: Frame, o: int, size: int) -> int:
-    """KECCAK256's semantics: hash of ``memory[o:o+size]``, 6 gas per word."""
+    """KECCAK256's semantics: hash of ``memory[o:o+size]``, 6 gas per word.
+
+    The hash of an input seen recently is looked up: a contract hashes the same mapping
+    keys (a sender's balance slot) in run after run, and a lookup costs a fifth of hashing.
+    """
     if not size:
         return EMPTY_KECCAK
     charge(f, 6 * ((size + 31) >> 5))
     expand(f, o + size)
-    return int.from_bytes(keccak256(bytes(f.memory[o : o + size])), "big")
+    data = bytes(f.memory[o : o + size])
+    word = _HASHED.get(data)
+    if word is None:
+        if len(_HASHED) >= HASHED_LIMIT:
+            _HASHED.clear()
+        word = _HASHED[data] = int.from_bytes(keccak256(data), "big")
+    return word
 
 
 def op_keccak256(s: list[int], f: Frame, a: Any) -> None:
