@@ -133,7 +133,7 @@ def flip_branch(case: TxSeq, run: SymbolicRun, index: int, *, senders: Sequence[
                 max_time_delta: int = DEFAULT_MAX_TIME_DELTA,
                 max_blocks_delta: int = DEFAULT_MAX_BLOCKS_DELTA,
                 narrow_share: float = DEFAULT_NARROW_SHARE,
-                rlimit: int | None = None) -> FlipResult:
+                rlimit: int | None = None, spend: int | None = None) -> FlipResult:
     """A case that follows ``run``'s path up to branch record ``index`` and flips it.
 
     ``case`` is the test case ``run`` recorded; ``senders`` the addresses a transaction may
@@ -143,7 +143,11 @@ def flip_branch(case: TxSeq, run: SymbolicRun, index: int, *, senders: Sequence[
     ``narrow_share`` of what is left of the time and resources (0: none), before the
     full query. ``rlimit``, when given, bounds the query by
     z3's resource count instead of only by time: the answer then no longer depends on the
-    machine's speed (``timeout_ms`` stays a safety net). See the module docstring for the
+    machine's speed (``timeout_ms`` stays a safety net). ``spend``, when given, caps the
+    resources of all the query's checks together below ``rlimit`` while each narrowed try
+    still gets its share of ``rlimit``: a query that a narrowed try answers cheaply is
+    answered as under the whole limit, and one that would need more is ``unknown`` after
+    ``spend``. See the module docstring for the
     constraints and :class:`FlipResult` for the answer.
     """
     if not 0 <= index < len(run.branches):
@@ -174,7 +178,7 @@ def flip_branch(case: TxSeq, run: SymbolicRun, index: int, *, senders: Sequence[
         if pin_concretised:
             query.pins.append(pin.constraint)
     return _solve(case, run, query, goal, timeout_ms, proof_possible=not approximate,
-                  narrow_share=narrow_share, rlimit=rlimit)
+                  narrow_share=narrow_share, rlimit=rlimit, spend=spend)
 
 
 def _constrain(name: str, case: TxSeq, run: SymbolicRun, query: _Query,
@@ -249,11 +253,22 @@ def _relayed(tx: Tx, info: SymTx | None) -> bool:
 
 
 def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: int,
-           proof_possible: bool, narrow_share: float, rlimit: int | None) -> FlipResult:
+           proof_possible: bool, narrow_share: float, rlimit: int | None,
+           spend: int | None = None) -> FlipResult:
     seconds = 0.0
     used = 0  # z3's resource count over every check
     budget = max(1, timeout_ms)
     resources = rlimit
+
+    def capped(limit: int | None) -> int | None:
+        """``limit`` within what ``spend`` leaves (None: no limit)."""
+        if spend is None:
+            return limit
+        left = max(1, spend - used)
+        return left if limit is None else min(limit, left)
+
+    def spent_all() -> bool:
+        return spend is not None and used >= spend
     constants = [(z3.BitVec(name, 256), z3.BitVecVal(value, 256))
                  for name, value in sorted(query.constants.items())]
     facts = _substituted(query.facts + [goal], constants)
@@ -289,7 +304,7 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
         answer, solver, spent = _check(
             narrowing.constraints, narrowing.guarded,
             max(1, int(budget * narrow_share)),
-            None if resources is None else max(1, int(resources * narrow_share)))
+            capped(None if resources is None else max(1, int(resources * narrow_share))))
         seconds += spent
         spent_resources = _spent_resources(solver)
         used += spent_resources
@@ -304,10 +319,14 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
         budget = max(1, budget - int(spent * 1000))
         if resources is not None:
             resources = max(1, resources - spent_resources)
+        if spent_all():
+            return FlipResult("unknown", seconds=seconds, resources=used,
+                              reason="spent what it was allowed")
     # The full query, its arithmetic at the widths its values need (exact: an unsat answer
     # is still a proof).
     whole = narrowed(facts, pins)
-    answer, solver, spent = _check(whole.constraints, whole.guarded, budget, resources)
+    answer, solver, spent = _check(whole.constraints, whole.guarded, budget,
+                                   capped(resources))
     seconds += spent
     spent_resources = _spent_resources(solver)
     used += spent_resources
@@ -330,7 +349,7 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
             fixed = [(z3.BitVec(name, 256), z3.BitVecVal(value, 256))
                      for name, value in sorted(query.constants.items()) if name in query.fixed]
             unkept = narrowed(_substituted(query.facts + [goal], fixed))
-            again, solver, spent = _check(unkept.constraints, [], budget, resources)
+            again, solver, spent = _check(unkept.constraints, [], budget, capped(resources))
             seconds += spent
             used += _spent_resources(solver)
             proved = again == z3.unsat

@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from secant.engine.harvey.adaptive import AdaptiveSeeds, Closest
-from secant.engine.harvey.concolic import MAX_PROGRESS, REPLAY_STEPS, ConcolicStage
+from secant.engine.harvey.concolic import (
+    MAX_PROGRESS,
+    MIN_SPEND,
+    REPLAY_STEPS,
+    RESOURCES_PER_STEP,
+    ConcolicStage,
+)
+from secant.symbolic.solve import FlipResult
 from secant.types import Tx, TxSeq
 
 CODE = b"\x01" * 32
@@ -136,3 +147,58 @@ def test_a_query_whose_case_did_not_go_the_way_it_flipped_counts() -> None:
     concolic._solved, concolic._flipped = case(1), (CODE, 7, True)
     concolic.observe(A, set(), run_edges={(CODE, 7, False)})
     assert concolic.tries[A] == 1 and concolic.choose(adaptive, 150) is None
+
+
+def test_a_query_spends_what_the_share_earned_and_at_least_min_spend() -> None:
+    concolic = stage()
+    assert concolic.allowance(0) == MIN_SPEND
+    assert concolic.allowance(10**12) == concolic.rlimit
+    # 250,000 steps: the share (0.1) earned 25,000 steps of z3's work.
+    assert concolic.allowance(250_000) == 25_000 * RESOURCES_PER_STEP
+    concolic.stats.charged = 12_500  # half of it spent
+    assert concolic.allowance(250_000) == 12_500 * RESOURCES_PER_STEP
+    concolic.stats.charged = 24_000  # what is left is below the least a query spends
+    assert concolic.allowance(250_000) == MIN_SPEND
+
+
+class _Record:
+    variables = frozenset({"tx0_w0"})
+    tx = 0
+    other_edge = (CODE, 10, True)
+
+
+class _Run:
+    branches = [_Record()]
+
+    def find(self, code_hash: bytes, pc: int, taken: bool) -> list[int]:
+        return [0]
+
+    def first_copy(self, index: int) -> int:
+        return index
+
+
+def test_a_query_stopped_at_its_allowance_waits_for_twice_as_much_and_is_no_try(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from secant.symbolic import solve as solver
+
+    asked: list[int | None] = []
+
+    def flip_branch(case: TxSeq, run: object, index: int, **options: Any) -> FlipResult:
+        asked.append(options["spend"])
+        spend = options["spend"]
+        return FlipResult("unknown", resources=spend if spend is not None else 10**7)
+
+    monkeypatch.setattr(solver, "flip_branch", flip_branch)
+    concolic = ConcolicStage(lambda c: _Run(), [1], share=0.1,  # type: ignore[arg-type,return-value]
+                             patience=0)
+    adaptive = seeds(A)
+    assert concolic.choose(adaptive, 0, MIN_SPEND) == (A, adaptive.best[A])
+    assert concolic.solve(A, case(0), MIN_SPEND) is None
+    assert asked == [MIN_SPEND]
+    assert concolic.tries[A] == 0 and concolic.waiting[A] == 2 * MIN_SPEND
+    # The same case is asked again, but only once twice the allowance is there.
+    assert concolic.choose(adaptive, 1, MIN_SPEND) is None
+    assert concolic.choose(adaptive, 1, 2 * MIN_SPEND) == (A, adaptive.best[A])
+    # Under the stage's whole limit an unknown answer counts as a try.
+    assert concolic.solve(A, case(0), concolic.rlimit) is None
+    assert asked[-1] is None and concolic.tries[A] == 1

@@ -266,3 +266,22 @@ def test_a_relayed_transaction_keeps_its_inputs() -> None:
     run.txs[0] = replace(run.txs[0], sender=0xA77AC4)
     answer = flip_branch(case, run, index, senders=senders(target))
     assert answer.status == "unsat" and not answer.proved
+
+
+def test_a_query_spends_no_more_than_it_is_allowed() -> None:
+    target = target_of("Infeasible")
+    user = target.chain.sender("user1").address
+    case = (Tx("h(uint256)", (20,), user),)
+    result = target.run(case)
+    run = records(target, result)
+    outer = next(i for i, record in enumerate(run.branches)
+                 if "tx0_w0" in record.variables and record.other_edge not in result.edges)
+    whole = flip_branch(case, run, outer, senders=senders(target), rlimit=6_000_000)
+    assert whole.sat and whole.resources > 1
+    # The narrowed tries keep their share of the limit, the spend caps them all together.
+    capped = flip_branch(case, run, outer, senders=senders(target), rlimit=6_000_000,
+                         spend=1)
+    assert capped.status == "unknown" and capped.resources >= 1 and capped.case is None
+    ample = flip_branch(case, run, outer, senders=senders(target), rlimit=6_000_000,
+                        spend=whole.resources * 4)
+    assert ample.sat and ample.case == whole.case and ample.resources == whole.resources

@@ -45,7 +45,12 @@ over :data:`RESOURCES_PER_STEP`, and each query is bounded by z3's resource limi
 (``rlimit``): all are counts, not seconds, so with the stage on a campaign is still a
 function of its seed and execution budget (the time limit per query is only a safety
 net). A query that runs out of resources is charged what it used, as honestly as a timed
-one, on any machine.
+one, on any machine. A query spends at most what the share has earned and not yet spent
+(never less than :data:`MIN_SPEND`), though each narrowed try keeps its share of the whole
+limit (``flip_branch``'s ``spend``): one query of four seconds early in a campaign would
+hold up a search that finds its bug in one second for four more. A query that stops at
+such an allowance does not count against the side's tries; the side is asked again, from
+the same case, once the share has earned twice what it spent.
 
 **Answers.** ``sat``: the case runs; it is a success when it took the wanted side (as
 prediction's successes and failures are counted). ``unsat`` with ``proved``: no input
@@ -85,6 +90,10 @@ about a fifth of a default maze campaign instead of its tenth)."""
 
 DEFAULT_RLIMIT = 6_000_000
 """z3's resource limit per query: about four seconds of one core."""
+
+MIN_SPEND = 1_000_000
+"""The least a query may spend of z3's resources (under a second of one core), whatever the
+share has earned so far (:meth:`ConcolicStage.allowance`)."""
 
 DEFAULT_PATIENCE = 1000
 """Executions a side stays just-missed before the stage takes it up."""
@@ -207,6 +216,8 @@ class ConcolicStage(Stage):
         self._retry: tuple[BranchSide, TxSeq] | None = None
         self._adaptive: AdaptiveSeeds | None = None  # the policy's, once bound
         self._asked: BranchSide | None = None  # the side of the case last given
+        # Sides whose query stopped at its allowance: the allowance their next one needs.
+        self.waiting: dict[BranchSide, int] = {}
 
     # ------------------------------------------------------------------ the stage seam
     def bind(self, policy: Policy, fuzzer: LoopState) -> None:
@@ -228,11 +239,12 @@ class ConcolicStage(Stage):
             return None
         fuzzer = self.fuzzer
         while self.due(fuzzer.stats.steps_run) and not fuzzer.exhausted():
-            picked = self.choose(adaptive, fuzzer.stats.execs)
+            allowance = self.allowance(fuzzer.stats.steps_run)
+            picked = self.choose(adaptive, fuzzer.stats.execs, allowance)
             if picked is None:
                 return None
             side, closest = picked
-            case = self.solve(side, closest.case)
+            case = self.solve(side, closest.case, allowance)
             if case is not None:
                 self._asked = side
                 return case
@@ -264,9 +276,23 @@ class ConcolicStage(Stage):
         """Whether the stage may run now: its charge within its share of ``steps``."""
         return self.share > 0 and self.stats.charged <= self.share * steps
 
-    def choose(self, adaptive: AdaptiveSeeds, execs: int
+    def allowance(self, steps: int) -> int:
+        """What a query asked now may spend, when the campaign has run ``steps``.
+
+        What the share has earned and the stage not yet spent, in z3's units, at least
+        :data:`MIN_SPEND` and at most the stage's limit (module docstring).
+        """
+        credit = int((self.share * steps - self.stats.charged) * RESOURCES_PER_STEP)
+        return min(self.rlimit, max(MIN_SPEND, credit))
+
+    def choose(self, adaptive: AdaptiveSeeds, execs: int, allowance: int | None = None
                ) -> tuple[BranchSide, Closest] | None:
-        """The eligible just-missed side to try next, with its closest case (or None)."""
+        """The eligible just-missed side to try next, with its closest case (or None).
+
+        With ``allowance`` (what a query asked now may spend), a side that waits for a
+        larger one is not eligible.
+        """
+        waiting = self.waiting
         retry, self._retry = self._retry, None
         if retry is not None and retry[0] in adaptive.best \
                 and self.tries[retry[0]] < self.max_tries:
@@ -286,6 +312,8 @@ class ConcolicStage(Stage):
                 continue
             if self.solved_against.get(side) == closest.case or not self.worth(side):
                 continue
+            if allowance is not None and waiting.get(side, 0) > allowance:
+                continue
             key = (self.tries[side], seen, side)
             if best is None or key[:2] < best[:2]:
                 best = key
@@ -294,12 +322,16 @@ class ConcolicStage(Stage):
         side = best[2]
         return side, adaptive.best[side]
 
-    def solve(self, side: BranchSide, case: TxSeq) -> TxSeq | None:
+    def solve(self, side: BranchSide, case: TxSeq, allowance: int | None = None
+              ) -> TxSeq | None:
         """A case that should take ``side``, solved from ``case``'s path (None: none).
 
         The attempt is charged its replay and its query's resources, in steps (module
-        docstring).
+        docstring). ``allowance``: what its query may spend (default: the stage's whole
+        limit); a query that stops there does not count as a try, and the side then waits
+        for twice that allowance (``waiting``).
         """
+        spend = None if allowance is None or allowance >= self.rlimit else allowance
         # z3 loads only when the stage runs.
         from secant.symbolic.solve import (
             DEFAULT_MAX_BLOCKS_DELTA,
@@ -346,6 +378,7 @@ class ConcolicStage(Stage):
             answer = flip_branch(case, run, index, senders=self.senders,
                                  vary=_varied(run, index),
                                  timeout_ms=self.timeout_ms, rlimit=self.rlimit,
+                                 spend=spend,
                                  max_time_delta=(DEFAULT_MAX_TIME_DELTA
                                                  if self.max_time_delta is None
                                                  else self.max_time_delta),
@@ -368,6 +401,11 @@ class ConcolicStage(Stage):
                 self.infeasible[side] = PROVED
         else:
             stats.unknown += 1
+            if spend is not None and answer.resources >= spend:
+                # Stopped at its allowance: asked again, from the same case, with more.
+                self.tries[side] -= 1
+                self.solved_against.pop(side, None)
+                self.waiting[side] = min(self.rlimit, 2 * spend)
         return None
 
     def _writers(self, case: TxSeq, index: int, variables: Collection[str]) -> list[Tx]:

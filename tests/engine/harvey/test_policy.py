@@ -45,7 +45,8 @@ def test_a_concolic_stage_that_raises_is_switched_off_and_the_rounds_go_on(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     solved: list[BranchSide] = []
 
-    def solve(self: ConcolicStage, side: BranchSide, case: TxSeq) -> TxSeq | None:
+    def solve(self: ConcolicStage, side: BranchSide, case: TxSeq,
+              allowance: int | None = None) -> TxSeq | None:
         solved.append(side)
         raise ValueError("Exceeds the limit (4300 digits) for integer string conversion")
 
