@@ -9,6 +9,7 @@ bytes and structs may be dicts keyed by component name.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -256,12 +257,14 @@ class AbiFunction:
         return cls(str(data.get("name", kind)), _params(data.get("inputs")),
                    _params(data.get("outputs")), _mutability(data), kind)
 
-    @property
+    # Computed once per function (the instance is frozen): a property suite asks for its
+    # properties' selectors after every step.
+    @functools.cached_property
     def signature(self) -> str:
         """``name(type1,type2)``."""
         return _signature(self.name, self.inputs)
 
-    @property
+    @functools.cached_property
     def selector(self) -> bytes:
         """The 4-byte function selector."""
         return function_selector(self.signature)

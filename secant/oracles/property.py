@@ -339,8 +339,10 @@ class PropertyOracle(Oracle):
                 if best is None or value > best[0]:
                     self.best[prop.name] = (value, prefix)
             return
+        if prop.key in self.failed:
+            return  # reported already: no need to read why it failed again
         failure = _failure(prop, outcome)
-        if failure is not None and prop.key not in self.failed:
+        if failure is not None:
             self._pending.append((step, self._finding(prop, failure, prefix)))
 
     @staticmethod
