@@ -266,9 +266,6 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
             return limit
         left = max(1, spend - used)
         return left if limit is None else min(limit, left)
-
-    def spent_all() -> bool:
-        return spend is not None and used >= spend
     constants = [(z3.BitVec(name, 256), z3.BitVecVal(value, 256))
                  for name, value in sorted(query.constants.items())]
     facts = _substituted(query.facts + [goal], constants)
@@ -319,7 +316,7 @@ def _solve(case: TxSeq, run: SymbolicRun, query: _Query, goal: Any, timeout_ms: 
         budget = max(1, budget - int(spent * 1000))
         if resources is not None:
             resources = max(1, resources - spent_resources)
-        if spent_all():
+        if spend is not None and used >= spend:
             return FlipResult("unknown", seconds=seconds, resources=used,
                               reason="spent what it was allowed")
     # The full query, its arithmetic at the widths its values need (exact: an unsat answer
