@@ -87,9 +87,9 @@ def intrinsic_gas(tx: Transaction, fork: Fork) -> tuple[int, int]:
     return gas, floor
 
 
-def _effective_gas_price(tx: Transaction, env: BlockEnv) -> tuple[int, int]:
-    """(effective gas price, max fee per gas) after the EIP-1559 checks."""
-    if tx.kind >= 2:
+def _effective_gas_price(tx: Transaction, env: BlockEnv, kind: int) -> tuple[int, int]:
+    """(effective gas price, max fee per gas) after the EIP-1559 checks (``kind``: tx.kind)."""
+    if kind >= 2:
         max_fee = tx.max_fee_per_gas or 0
         priority = tx.max_priority_fee_per_gas or 0
         if max_fee < priority:
@@ -122,7 +122,7 @@ def validate(state: WorldState, env: BlockEnv, tx: Transaction, fork: Fork) -> t
     blob_gas = GAS_PER_BLOB * len(tx.blob_versioned_hashes)
     if blob_gas > GAS_PER_BLOB * fork.max_blobs_per_block:
         raise InvalidTransaction("too many blobs")
-    price, max_price = _effective_gas_price(tx, env)
+    price, max_price = _effective_gas_price(tx, env, kind)
     max_cost = tx.gas_limit * max_price
     if kind == 3:
         if tx.to is None:

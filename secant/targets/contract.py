@@ -154,6 +154,10 @@ def bucket(count: int) -> int:
     return 8
 
 
+# ``bucket`` of every count below 128 (every larger count is in bucket 8): path ids look a
+# count up for every distinct edge of every run.
+_BUCKETS = tuple(bucket(count) for count in range(128))
+
 _CODE_NUMBERS: dict[bytes, int] = {}
 
 
@@ -181,7 +185,9 @@ def path_hash(branches: Sequence[BranchEvent], outcome: int) -> int:
         key = (code_hash, pc, taken)
         counts[key] = get(key, 0) + 1
     numbers = _CODE_NUMBERS
-    return hash((outcome, tuple([(numbers.get(code) or code_number(code), pc, taken, bucket(n))
+    buckets = _BUCKETS
+    return hash((outcome, tuple([(numbers.get(code) or code_number(code), pc, taken,
+                                  buckets[n] if n < 128 else 8)
                                  for (code, pc, taken), n in counts.items()])))
 
 

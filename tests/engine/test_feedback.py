@@ -53,6 +53,9 @@ def test_hit_count_buckets_and_path_ids() -> None:
     five = path_hash(loop * 5, 0)
     assert five == path_hash(loop * 6, 0)  # same bucket (4-7)
     assert five != path_hash(loop * 8, 0)  # next bucket
+    # Around the end of the precomputed buckets: 127 is bucket 7, 128 and on bucket 8.
+    assert path_hash(loop * 100, 0) == path_hash(loop * 127, 0) != path_hash(loop * 128, 0)
+    assert path_hash(loop * 128, 0) == path_hash(loop * 300, 0)
     assert five != path_hash(loop * 5, 1)  # a revert is another path
     other = [(H, 6, True, "lt", 0, 0)]
     assert path_hash(loop + other, 0) != path_hash(other + loop, 0)  # order matters
