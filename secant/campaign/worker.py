@@ -162,7 +162,7 @@ def spec_of(fn: AbiFunction, to: int | None, notes: list[str],
     except ValueError as exc:
         notes.append(f"skipping {prefix}{signature}: {exc}")
         return None
-    return FunctionSpec(signature, to, types, fn.payable)
+    return FunctionSpec(signature, to, types, fn.payable, tuple(p.name for p in fn.inputs))
 
 
 def target_codes(chain: TestChain) -> dict[bytes, tuple[DeployedContract, bytes]]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from secant.engine.dictionary import Dictionary
@@ -68,6 +68,9 @@ class FunctionSpec:
     to: int | None
     types: tuple[VType, ...]
     payable: bool
+    names: tuple[str, ...] = field(default=(), compare=False)
+    """The parameters' names in the ABI ("" where unnamed; empty when unknown). Not part of
+    the function's identity: only the learned policy reads them."""
 
 
 @dataclass(frozen=True)

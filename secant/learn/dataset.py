@@ -82,6 +82,7 @@ class DatasetHeader:
                 "to": None if info.to is None else _who(info.to, names),
                 "arguments": info.arguments, "address_arguments": info.address_arguments,
                 "payable": info.payable, "name_tokens": list(info.name_tokens),
+                "param_tokens": [list(tokens) for tokens in info.param_tokens],
                 "opcodes": dict(zip(OPCODE_NAMES, info.opcodes, strict=True)),
                 "blocks": len(info.blocks), "instructions": info.instructions,
                 "fallback": "(" not in info.signature, "code_share": 0.0,

@@ -29,10 +29,22 @@ Labels (every one may be masked, -1, when the expert did not choose it):
 * the amount's class among the seed amounts, masked when not solved, not payable, or not a
   seed;
 * per integer *slot* (an ``int``/``uint`` parameter, or an element of a one-dimensional
-  array of them, up to :data:`ARRAY_CAP` elements) the class among the seed integers, then
-  ``constant`` (one of the function's PUSH constants), then ``other``; a dynamic array
+  array of them, up to :data:`ARRAY_CAP` elements) its class: ``constant`` when the value
+  is one of the function's PUSH constants, else its index among the seed integers, else
+  ``other``; a dynamic array
   shorter than the cap ends with an ``other`` (where the policy stops drawing);
+* per integer slot of class ``constant``, *which* constant: its index among the function's
+  constants (sorted), the label of the constant pointer;
 * per address slot the index of the candidate, masked when unsolved or not a candidate.
+
+Beyond ILF, the argument networks see each slot's parameter: :data:`SLOT_COLUMNS` (the
+integer's width and sign, whether the slot is an array element) and the parameter's name
+sub-tokens (``deadline``, ``amount``, ``to``; the same vocabulary as function names), and
+``constant`` is not a uniform draw but a pointer over the function's constants, each
+described by :data:`CONSTANT_COLUMNS` (its width, whether it looks like a timestamp, a power
+of ten or two, a round number, where it ranks) and masked where it does not fit the slot's
+type. ILF's own ProjectKudos example is missed for want of this: the value an argument must
+take is a constant of the code, and which constant depends on what the argument is.
 
 Seeds are ILF's SI and SA (§5.2): the most frequent *solved* integer arguments (top K) and
 ether values (0 always among them) of the training set.
@@ -49,6 +61,7 @@ records it, and loading checks it against what this code computes.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import math
@@ -70,10 +83,13 @@ if TYPE_CHECKING:
 __all__ = [
     "ADDRESS_POSITIONS",
     "ARRAY_CAP",
+    "CONSTANT_COLUMNS",
     "ENCODER_VERSION",
+    "MAX_PARAM_TOKENS",
     "PARAM_CAP",
     "ROLES",
     "SENDER_CAP",
+    "SLOT_COLUMNS",
     "STATIC_COLUMNS",
     "ContractArrays",
     "ContractFacts",
@@ -93,13 +109,40 @@ __all__ = [
 F32 = npt.NDArray[np.float32]
 I64 = npt.NDArray[np.int64]
 
-ENCODER_VERSION = 1
+ENCODER_VERSION = 2
 """Bumped whenever this module changes what an input row or a label means."""
 
 STATIC_COLUMNS: tuple[str, ...] = (
     "fallback", "code_share", "payable", "arguments", "address_arguments", "instructions",
 )
 """The columns of a function's row that do not depend on the history."""
+
+SLOT_COLUMNS: tuple[str, ...] = (
+    "bits_8", "bits_16", "bits_32", "bits_64", "bits_128", "bits_256", "signed", "element",
+    "dynamic",
+)
+"""What an argument slot's type says: its width (the smallest bucket that holds it), sign, and
+whether it is an element of a (dynamic) array. An address slot has no width columns."""
+
+_WIDTH_BUCKETS = (8, 16, 32, 64, 128, 256)
+
+CONSTANT_COLUMNS: tuple[str, ...] = (
+    "const_bits_8", "const_bits_16", "const_bits_32", "const_bits_64", "const_bits_128",
+    "const_bits_160", "const_bits_256", "timestamp", "power_of_ten", "power_of_two",
+    "round", "wei_unit", "rank",
+)
+"""What a constant of a function looks like to the constant pointer.
+
+Its width bucket; ``timestamp``: between 10**9 and 2**32 (a Unix time from 2001 to 2106);
+``power_of_ten`` (10**k, k >= 1: decimals); ``power_of_two`` (2**k, k >= 2); ``round``: a
+multiple of 1,000 that is not a power of ten; ``wei_unit``: a multiple of 10**15 (amounts in
+ether); ``rank``: its position among the function's constants, 0 for the smallest, 1 for the
+largest."""
+
+_CONSTANT_BUCKETS = (8, 16, 32, 64, 128, 160, 256)
+
+MAX_PARAM_TOKENS = 4
+"""Name sub-tokens kept per parameter."""
 
 ROLES: tuple[str, ...] = ("sender", "target", "attacker", "zero")
 """The roles of address candidates (``ContractView.address_roles``)."""
@@ -125,6 +168,7 @@ UNKNOWN = "<unk>"
 _COUNT_COLUMNS = frozenset({"arguments", "address_arguments"})
 _INT_TYPE = re.compile(r"u?int[0-9]*")
 _ARRAY_TYPE = re.compile(r"(u?int[0-9]*|address)\[([0-9]*)\]")
+_INT_WIDTH = re.compile(r"(u?)int([0-9]*)(\[[0-9]*\])?$")
 
 
 def _log1p(value: float) -> float:
@@ -158,6 +202,9 @@ class Layout:
     param_cap: int = PARAM_CAP
     address_positions: int = ADDRESS_POSITIONS
     max_name_tokens: int = MAX_NAME_TOKENS
+    slot_columns: tuple[str, ...] = SLOT_COLUMNS
+    constant_columns: tuple[str, ...] = CONSTANT_COLUMNS
+    max_param_tokens: int = MAX_PARAM_TOKENS
     version: int = ENCODER_VERSION
 
     @property
@@ -191,14 +238,30 @@ class Layout:
         return len(self.roles) + self.address_positions + 1
 
     @property
+    def slot_width(self) -> int:
+        """Columns of a slot's type (:data:`SLOT_COLUMNS`)."""
+        return len(self.slot_columns)
+
+    @property
+    def constant_width(self) -> int:
+        """Columns of a constant for the constant pointer (:data:`CONSTANT_COLUMNS`)."""
+        return len(self.constant_columns)
+
+    @property
     def int_input_width(self) -> int:
-        """Columns of GRU_int's input: the previous class, the parameter position."""
-        return self.int_classes + self.param_cap
+        """Columns of GRU_int's input without the parameter's name embedding.
+
+        The previous class, the parameter position, the slot's type.
+        """
+        return self.int_classes + self.param_cap + self.slot_width
 
     @property
     def address_input_width(self) -> int:
-        """Columns of GRU_addr's input: the previous candidate, the parameter position."""
-        return self.candidate_width + self.param_cap
+        """Columns of GRU_addr's input without the parameter's name embedding.
+
+        The previous candidate, the parameter position, the slot's type.
+        """
+        return self.candidate_width + self.param_cap + self.slot_width
 
     def to_json(self) -> dict[str, Any]:
         """Everything as JSON (integers as decimal strings: seeds can exceed 2**53)."""
@@ -208,9 +271,12 @@ class Layout:
             "endings": list(self.endings), "vocabulary": list(self.vocabulary),
             "seed_ints": [str(v) for v in self.seed_ints],
             "seed_amounts": [str(v) for v in self.seed_amounts],
+            "slot_columns": list(self.slot_columns),
+            "constant_columns": list(self.constant_columns),
             "dims": {"sender_cap": self.sender_cap, "array_cap": self.array_cap,
                      "param_cap": self.param_cap, "address_positions": self.address_positions,
-                     "max_name_tokens": self.max_name_tokens},
+                     "max_name_tokens": self.max_name_tokens,
+                     "max_param_tokens": self.max_param_tokens},
         }
 
     @classmethod
@@ -227,7 +293,12 @@ class Layout:
             endings=tuple(str(n) for n in data["endings"]),
             sender_cap=int(dims["sender_cap"]), array_cap=int(dims["array_cap"]),
             param_cap=int(dims["param_cap"]), address_positions=int(dims["address_positions"]),
-            max_name_tokens=int(dims["max_name_tokens"]), version=int(data["version"]),
+            max_name_tokens=int(dims["max_name_tokens"]),
+            # A version 1 layout has neither; its digest then differs from the current one.
+            slot_columns=tuple(str(n) for n in data.get("slot_columns", ())),
+            constant_columns=tuple(str(n) for n in data.get("constant_columns", ())),
+            max_param_tokens=int(dims.get("max_param_tokens", 0)),
+            version=int(data["version"]),
         )
 
     @property
@@ -264,6 +335,8 @@ def build_layout(corpus: Iterable[tuple[Mapping[str, Any], Sequence[Mapping[str,
     for header, steps in corpus:
         for function in header.get("functions", ()):
             tokens.update(str(t) for t in function.get("name_tokens", ())[:MAX_NAME_TOKENS])
+            for param in function.get("param_tokens", ()):
+                tokens.update(str(t) for t in param[:MAX_PARAM_TOKENS])
         for step in steps:
             solved = step.get("solved") or {}
             solved_args = solved.get("args") or []
@@ -355,6 +428,8 @@ class FunctionFacts:
     reads: frozenset[int]
     writes: frozenset[int]
     constants: tuple[int, ...]
+    param_tokens: tuple[tuple[str, ...], ...] = ()
+    """Per parameter, its name's sub-tokens (empty: unnamed or unknown)."""
 
 
 @dataclass(frozen=True)
@@ -389,6 +464,8 @@ def facts_from_header(header: Mapping[str, Any]) -> ContractFacts:
             reads=_slots(function.get("reads", ())),
             writes=_slots(function.get("writes", ())),
             constants=tuple(sorted(_slots(function.get("constants", ())))),
+            param_tokens=tuple(tuple(str(t) for t in param)
+                               for param in function.get("param_tokens", ())),
         ))
     senders = len(header.get("senders", ()))
     addresses = header.get("addresses")
@@ -416,6 +493,7 @@ def facts_from_view(view: ContractView, specs: Sequence[FunctionSpec]) -> Contra
             instructions=info.instructions, fallback=bool(view.fallback[index]),
             code_share=float(view.code_share[index]), reads=frozenset(view.reads[index]),
             writes=frozenset(view.writes[index]), constants=tuple(view.constants[index]),
+            param_tokens=info.param_tokens,
         )
         for index, (info, spec) in enumerate(zip(view.functions, specs, strict=True)))
     return ContractFacts(functions, len(view.senders), tuple(view.address_roles))
@@ -436,6 +514,21 @@ class Slot:
     param: int
     element: int | None
     dynamic: bool = False
+    bits: int = 0
+    """The integer's width (0: an address slot)."""
+    signed: bool = False
+    tokens: tuple[int, ...] = ()
+    """The parameter name's sub-tokens as vocabulary indices (empty: no name)."""
+
+    def fits(self, value: int) -> bool:
+        """Whether a 256-bit word can be this integer slot's argument.
+
+        Unsigned: below ``2**bits``; signed: in range as a two's complement word.
+        """
+        if self.signed:
+            half = 1 << (self.bits - 1)
+            return value < half or value >= (1 << 256) - half
+        return value < (1 << self.bits)
 
 
 @dataclass(frozen=True)
@@ -456,6 +549,10 @@ class ContractArrays:
     int_slots: tuple[tuple[Slot, ...], ...]
     address_slots: tuple[tuple[Slot, ...], ...]
     constants: tuple[frozenset[int], ...]
+    constant_values: tuple[tuple[int, ...], ...]
+    """Per function, its constants sorted: what the constant pointer's index means."""
+    constant_features: tuple[F32, ...]
+    """Per function, [K, constant_width] :data:`CONSTANT_COLUMNS` of each constant."""
     candidates: F32
     """[N, candidate_width] per address candidate (the sender flag left 0)."""
     senders: int
@@ -506,6 +603,8 @@ class EncodedStep:
     """Per integer slot of the chosen function."""
     addresses: tuple[int, ...]
     """Per address slot of the chosen function."""
+    constants: tuple[int, ...] = ()
+    """Per integer slot, the index of its constant (-1 unless the class is ``constant``)."""
     active: bool = True
     """Whether the labels count (a step shared by several chains counts in the first)."""
 
@@ -571,8 +670,10 @@ class Encoder:
                 weights[index, position] = 1.0 / len(names)
             mine = [parameter_kind(t) for t in function.parameters]
             kinds.append(tuple(kind for kind, _ in mine))
-            int_slots.append(self._slots(mine, ("int", "ints")))
-            address_slots.append(self._slots(mine, ("address", "addresses")))
+            named = [self._param_tokens(function, param) for param in range(len(mine))]
+            widths = [_int_width(t) for t in function.parameters]
+            int_slots.append(self._slots(mine, ("int", "ints"), named, widths))
+            address_slots.append(self._slots(mine, ("address", "addresses"), named, widths))
         candidates = np.zeros((len(facts.roles), layout.candidate_width), dtype=np.float32)
         for index, role in enumerate(facts.roles):
             if role in layout.roles:
@@ -586,21 +687,69 @@ class Encoder:
             payable=tuple(f.payable for f in facts.functions), kinds=tuple(kinds),
             int_slots=tuple(int_slots), address_slots=tuple(address_slots),
             constants=tuple(frozenset(f.constants) for f in facts.functions),
+            constant_values=tuple(tuple(sorted(set(f.constants))) for f in facts.functions),
+            constant_features=tuple(self.constant_features(sorted(set(f.constants)))
+                                    for f in facts.functions),
             candidates=candidates, senders=facts.senders,
         )
 
-    def _slots(self, kinds: Sequence[tuple[str, int | None]], wanted: tuple[str, str]
+    def _param_tokens(self, function: FunctionFacts, param: int) -> tuple[int, ...]:
+        if param >= len(function.param_tokens):
+            return ()
+        return tuple(self._vocabulary.get(token, 0)
+                     for token in function.param_tokens[param][:self.layout.max_param_tokens])
+
+    def _slots(self, kinds: Sequence[tuple[str, int | None]], wanted: tuple[str, str],
+               names: Sequence[tuple[int, ...]], widths: Sequence[tuple[int, bool]]
                ) -> tuple[Slot, ...]:
         scalar, array = wanted
         out: list[Slot] = []
         for param, (kind, length) in enumerate(kinds):
+            bits, signed = widths[param]
             if kind == scalar:
-                out.append(Slot(param, None))
+                out.append(Slot(param, None, False, bits, signed, names[param]))
             elif kind == array:
                 count = self.layout.array_cap if length is None else \
                     min(length, self.layout.array_cap)
-                out.extend(Slot(param, element, length is None) for element in range(count))
+                out.extend(Slot(param, element, length is None, bits, signed, names[param])
+                           for element in range(count))
         return tuple(out)
+
+    def slot_columns(self, slot: Slot) -> F32:
+        """[slot_width] :data:`SLOT_COLUMNS` of a slot."""
+        columns = self.layout.slot_columns
+        out = np.zeros(len(columns), dtype=np.float32)
+        if slot.bits:
+            bucket = next((b for b in _WIDTH_BUCKETS if slot.bits <= b), 256)
+            name = f"bits_{bucket}"
+            if name in columns:
+                out[columns.index(name)] = 1.0
+        for name, on in (("signed", slot.signed), ("element", slot.element is not None),
+                         ("dynamic", slot.dynamic)):
+            if on and name in columns:
+                out[columns.index(name)] = 1.0
+        return out
+
+    def constant_features(self, values: Sequence[int]) -> F32:
+        """[K, constant_width] :data:`CONSTANT_COLUMNS` of a function's sorted constants."""
+        columns = self.layout.constant_columns
+        index = {name: position for position, name in enumerate(columns)}
+        out = np.zeros((len(values), len(columns)), dtype=np.float32)
+        last = max(len(values) - 1, 1)
+        for row, value in enumerate(values):
+            flags: dict[str, float] = {name: float(on)
+                                       for name, on in _constant_flags(value).items()}
+            flags["rank"] = row / last
+            for name, on in flags.items():
+                if name in index:
+                    out[row, index[name]] = on
+        return out
+
+    def constant_fit(self, arrays: ContractArrays, function: int, slot: Slot
+                     ) -> npt.NDArray[np.bool_]:
+        """[K] which of the function's constants the slot can take."""
+        return np.array([slot.fits(value) for value in arrays.constant_values[function]],
+                        dtype=np.bool_)
 
     def candidates(self, arrays: ContractArrays, sender: int) -> F32:
         """[N, candidate_width] the address candidates, ``sender`` flagged."""
@@ -616,48 +765,77 @@ class Encoder:
             out[self.layout.endings.index(ended)] = 1.0
         return out
 
-    def int_input(self, previous: int, param: int) -> F32:
-        """GRU_int's input at a slot.
+    def int_input(self, previous: int, slot: Slot) -> F32:
+        """GRU_int's input at a slot (the network appends the parameter's name embedding).
 
         One-hot of the previous slot's class (zeros for none or masked) and of the
-        parameter position.
+        parameter position, then the slot's type columns.
         """
-        out = np.zeros(self.layout.int_input_width, dtype=np.float32)
+        layout = self.layout
+        out = np.zeros(layout.int_input_width, dtype=np.float32)
         if previous >= 0:
             out[previous] = 1.0
-        out[self.layout.int_classes + min(param, self.layout.param_cap - 1)] = 1.0
+        out[layout.int_classes + min(slot.param, layout.param_cap - 1)] = 1.0
+        out[layout.int_classes + layout.param_cap:] = self.slot_columns(slot)
         return out
 
-    def address_input(self, candidates: F32, previous: int, param: int) -> F32:
-        """GRU_addr's input at a slot.
+    def address_input(self, candidates: F32, previous: int, slot: Slot) -> F32:
+        """GRU_addr's input at a slot (the network appends the parameter's name embedding).
 
-        The previous slot's candidate (zeros for none or masked) and one-hot of the
-        parameter position.
+        The previous slot's candidate (zeros for none or masked), one-hot of the parameter
+        position, then the slot's type columns.
         """
-        out = np.zeros(self.layout.address_input_width, dtype=np.float32)
+        layout = self.layout
+        out = np.zeros(layout.address_input_width, dtype=np.float32)
         if 0 <= previous < candidates.shape[0]:
-            out[:self.layout.candidate_width] = candidates[previous]
-        out[self.layout.candidate_width + min(param, self.layout.param_cap - 1)] = 1.0
+            out[:layout.candidate_width] = candidates[previous]
+        out[layout.candidate_width + min(slot.param, layout.param_cap - 1)] = 1.0
+        out[layout.candidate_width + layout.param_cap:] = self.slot_columns(slot)
         return out
+
+    def name_weights(self, slot: Slot) -> tuple[npt.NDArray[np.int64], F32]:
+        """([P], [P]) a slot's name tokens, padded, and their averaging weights."""
+        width = self.layout.max_param_tokens
+        tokens = np.zeros(width, dtype=np.int64)
+        weights = np.zeros(width, dtype=np.float32)
+        mine = slot.tokens[:width]
+        for position, token in enumerate(mine):
+            tokens[position] = token
+            weights[position] = 1.0 / len(mine)
+        return tokens, weights
 
     # ---------------------------------------------------------------- labels
 
     def int_class(self, value: int, constants: frozenset[int]) -> int:
-        """A value's class: a seed's index, ``constant`` or ``other``.
+        """A value's class: ``constant``, a seed's index or ``other``.
 
         ``constant`` when the value is among the function's constants (also as a 256-bit
-        word).
+        word), even when it is a seed too: "this argument takes one of the function's
+        constants" carries over to other contracts, a seed's value only where it recurs,
+        and the constant pointer learns only from these labels.
         """
+        if value in constants or (value % (1 << 256)) in constants:
+            return self.layout.constant_class
         seed = self._seeds.get(value)
         if seed is not None:
             return seed
-        if value in constants or (value % (1 << 256)) in constants:
-            return self.layout.constant_class
         return self.layout.other_class
 
+    def constant_index(self, arrays: ContractArrays, function: int, value: int) -> int:
+        """The index of ``value`` (or its 256-bit word) among the function's constants, or -1."""
+        values = arrays.constant_values[function]
+        for candidate in (value, value % (1 << 256)):
+            position = bisect.bisect_left(values, candidate)
+            if position < len(values) and values[position] == candidate:
+                return position
+        return -1
+
     def labels(self, arrays: ContractArrays, step: Mapping[str, Any]
-               ) -> tuple[int, int, int, int, tuple[int, ...], tuple[int, ...]]:
-        """(function, sender, actual sender, amount, int slots, address slots) of a step."""
+               ) -> tuple[int, int, int, int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """(function, sender, actual sender, amount, int slots, address slots, constants).
+
+        The last is, per integer slot, the constant pointer's label (-1 unless ``constant``).
+        """
         choice = step["choice"]
         function = int(choice["function"])
         actual = int(choice.get("sender", 0))
@@ -673,21 +851,28 @@ class Encoder:
 
         int_args = list(step.get("int_args") or [])
         ints: list[int] = []
+        pointers: list[int] = []
         constants = arrays.constants[function]
         for slot in arrays.int_slots[function]:
             raw = int_args[slot.param] if slot.param < len(int_args) else None
             label = -1
+            value: int | None = None
             if solved_arg(slot.param) and raw is not None:
                 if slot.element is None:
                     values = _flat_ints(raw)
-                    label = self.int_class(values[0], constants) if values else -1
+                    value = values[0] if values else None
                 elif isinstance(raw, list):
                     if slot.element < len(raw):
                         element = _flat_ints(raw[slot.element])
-                        label = self.int_class(element[0], constants) if element else -1
+                        value = element[0] if element else None
                     elif slot.element == len(raw) and slot.dynamic:
                         label = self.layout.other_class  # where a dynamic array ends
+            if value is not None:
+                label = self.int_class(value, constants)
             ints.append(label)
+            pointers.append(self.constant_index(arrays, function, value)
+                            if label == self.layout.constant_class and value is not None
+                            else -1)
         address_args = list(step.get("address_args") or [])
         candidates = arrays.candidates.shape[0]
         addresses: list[int] = []
@@ -701,7 +886,8 @@ class Encoder:
                     index = raw[slot.element]
             label = index if isinstance(index, int) and 0 <= index < candidates else -1
             addresses.append(label)
-        return function, sender, actual, amount, tuple(ints), tuple(addresses)
+        return (function, sender, actual, amount, tuple(ints), tuple(addresses),
+                tuple(pointers))
 
     # ---------------------------------------------------------------- datasets
 
@@ -740,18 +926,49 @@ class Encoder:
             encoded: list[EncodedStep] = []
             for position, member in enumerate(chain):
                 record = steps[member]
-                function, sender, actual, amount, ints, addresses = self.labels(arrays, record)
+                function, sender, actual, amount, ints, addresses, pointers = \
+                    self.labels(arrays, record)
                 previous = steps[chain[position - 1]] if position else None
                 encoded.append(EncodedStep(
                     features=self.features(record["features"]),
                     prev_function=-1 if previous is None else int(previous["choice"]["function"]),
                     prev_ended=None if previous is None else previous.get("ended"),
                     function=function, sender=sender, actual_sender=actual, amount=amount,
-                    ints=ints, addresses=addresses, active=member not in seen,
+                    ints=ints, addresses=addresses, constants=pointers,
+                    active=member not in seen,
                 ))
                 seen.add(member)
             contract.chains.append(encoded)
         return contract
+
+
+def _int_width(type_text: str) -> tuple[int, bool]:
+    """(bits, signed) of an integer type or an array of them; (0, False) otherwise."""
+    match = _INT_WIDTH.match(type_text)
+    if match is None:
+        return 0, False
+    return int(match.group(2) or 256), match.group(1) == ""
+
+
+def _constant_flags(value: int) -> dict[str, bool]:
+    """The :data:`CONSTANT_COLUMNS` of one constant but its rank."""
+    bits = value.bit_length()
+    bucket = next((b for b in _CONSTANT_BUCKETS if bits <= b), 256)
+    ten = value >= 10 and _is_power_of_ten(value)
+    return {
+        f"const_bits_{bucket}": True,
+        "timestamp": 10 ** 9 <= value < 1 << 32,
+        "power_of_ten": ten,
+        "power_of_two": value >= 4 and value & (value - 1) == 0,
+        "round": value >= 1000 and value % 1000 == 0 and not ten,
+        "wei_unit": value >= 10 ** 15 and value % 10 ** 15 == 0,
+    }
+
+
+def _is_power_of_ten(value: int) -> bool:
+    while value % 10 == 0:
+        value //= 10
+    return value == 1
 
 
 def _key(case: Sequence[Any]) -> str:

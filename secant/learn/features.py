@@ -214,6 +214,8 @@ class FunctionInfo:
     code_blocks: Mapping[int, int] = field(default_factory=dict, repr=False, compare=False)
     """Instructions per block of the whole code (block start -> count), shared by the
     functions of one code: :func:`feature_matrix` weighs covered blocks with it."""
+    param_tokens: tuple[tuple[str, ...], ...] = ()
+    """Per parameter, its name split into sub-tokens (empty when the ABI names none)."""
 
 
 @dataclass(frozen=True)
@@ -463,6 +465,7 @@ def function_infos(specs: Sequence[FunctionSpec], codes: Mapping[int | None, tup
             payable=spec.payable, name_tokens=split_name(name.rpartition(".")[2]),
             opcodes=tuple(counts), blocks=region, instructions=instructions,
             code_hash=code_hash, code_blocks=sizes,
+            param_tokens=tuple(split_name(param) for param in spec.names),
         ))
     return infos
 

@@ -19,8 +19,10 @@ How a decision is drawn (each from its softmax, impossible choices masked):
 * the sender, over the first ``min(senders, SENDER_CAP)`` sender positions;
 * the amount, over the seed amounts when the function is payable (0 otherwise, no draw);
 * per integer slot (a parameter, or an element of an array of up to ``ARRAY_CAP``) a class:
-  a seed integer, ``constant`` (one of the function's PUSH constants, uniformly; none: the
-  value is left to the policy) or ``other``; a dynamic array's elements stop at its first
+  a seed integer, ``constant`` or ``other``; for ``constant``, which of the function's PUSH
+  constants, from the constant pointer (a dot product of the slot's GRU state with each
+  constant's features, constants that do not fit the slot's type masked; none that fits:
+  the value is left to the policy); a dynamic array's elements stop at its first
   ``other`` (the slots after it are neither drawn nor fed back, as in training), a fixed
   array keeps the elements before its first ``other`` or ``constant`` without a value;
 * per address slot, a candidate of ``view.addresses``.
@@ -46,6 +48,7 @@ from secant.learn.encode import (
     ContractFacts,
     Encoder,
     Layout,
+    Slot,
     facts_from_view,
 )
 from secant.learn.features import FEATURE_NAMES
@@ -169,10 +172,12 @@ def weight_shapes(layout: Layout, dims: NetworkDims) -> dict[str, tuple[int, ...
     mlp("sender", [2 * h] + [h] * (dims.sender_layers - 1) + [layout.sender_cap])
     mlp("amount", [2 * h] + [h] * (dims.amount_layers - 1) + [len(layout.seed_amounts)])
     linear("int_init", 2 * h, h)
-    gru("gru_int", layout.int_input_width)
+    gru("gru_int", layout.int_input_width + dims.embed)
     mlp("int_head", [h] + [h] * (dims.int_layers - 1) + [layout.int_classes])
+    linear("const_query", h, h)
+    linear("const_key", layout.constant_width, h)
     linear("addr_init", 2 * h, h)
-    gru("gru_addr", layout.address_input_width)
+    gru("gru_addr", layout.address_input_width + dims.embed)
     linear("addr_query", h, h)
     linear("addr_key", layout.candidate_width, h)
     return out
@@ -315,6 +320,8 @@ class LearnedModel:
         self.int_init = _Linear(weights, "int_init")
         self.gru_int = _Gru(weights, "gru_int")
         self.int_head = _Mlp(weights, "int_head")
+        self.const_query = _Linear(weights, "const_query")
+        self.const_key = _Linear(weights, "const_key")
         self.addr_init = _Linear(weights, "addr_init")
         self.gru_addr = _Gru(weights, "gru_addr")
         self.addr_query = _Linear(weights, "addr_query")
@@ -378,6 +385,11 @@ def _layout_of(meta: Mapping[str, Any], source: str) -> Layout:
     except (KeyError, ValueError, TypeError) as error:
         raise ModelError(f"the learned model {source} is corrupt (meta: {error}): "
                          f"{_FIX}") from None
+    if spec.version != ENCODER_VERSION:
+        # Checked first: an older layout lacks keys of today's, so its digest reads as corrupt.
+        raise ModelError(f"the learned model {source} was trained for feature layout "
+                         f"{recorded[:12]} (encoder version {spec.version}, this secant's is "
+                         f"{ENCODER_VERSION}): {_FIX}")
     if spec.digest != recorded:
         raise ModelError(f"the learned model {source} is corrupt (its layout digest does not "
                          f"match its layout): {_FIX}")
@@ -386,8 +398,6 @@ def _layout_of(meta: Mapping[str, Any], source: str) -> Layout:
         why = ""
         if spec.feature_names != FEATURE_NAMES:
             why = " (other feature names)"
-        elif spec.version != ENCODER_VERSION:
-            why = f" (encoder version {spec.version}, this secant's is {ENCODER_VERSION})"
         raise ModelError(f"the learned model {source} was trained for feature layout "
                          f"{recorded[:12]}; this secant computes {current.digest[:12]}{why}: "
                          f"{_FIX}")
@@ -414,11 +424,47 @@ class Episode:
         self._static = (static @ model._compress_static
                         + model.compress.layers[0].b).astype(np.float32)
         self._senders = max(min(arrays.senders, layout.sender_cap), 1)
-        self._constants = tuple(tuple(sorted(c)) for c in arrays.constants)
+        # Per function and slot, the parameter's name embedding (GRU inputs' last columns);
+        # per function, the constant pointer's keys: both fixed for the episode.
+        self._int_names = tuple(self._names(slots) for slots in arrays.int_slots)
+        self._address_names = tuple(self._names(slots) for slots in arrays.address_slots)
+        self._constant_keys: dict[int, F32] = {}
         self._endings = {ending: encoder.ended(ending) for ending in layout.endings}
         self._no_ending = encoder.ended(None)
         self._zeros = np.zeros(model.hidden, dtype=np.float32)
         self.reset()
+
+    def _names(self, slots: Sequence[Slot]) -> tuple[F32, ...]:
+        embed = self.model.embed
+        out = []
+        for slot in slots:
+            tokens, weights = self.model.encoder.name_weights(slot)
+            out.append((embed[tokens] * weights[:, None]).sum(axis=0).astype(np.float32))
+        return tuple(out)
+
+    def _int_input(self, previous: int, function: int, j: int) -> F32:
+        slot = self.arrays.int_slots[function][j]
+        return np.concatenate([self.model.encoder.int_input(previous, slot),
+                               self._int_names[function][j]])
+
+    def _address_input(self, candidates: F32, previous: int, function: int, j: int) -> F32:
+        slot = self.arrays.address_slots[function][j]
+        return np.concatenate([self.model.encoder.address_input(candidates, previous, slot),
+                               self._address_names[function][j]])
+
+    def _constant_probabilities(self, function: int, j: int, h: F32) -> F32 | None:
+        """The constant pointer's distribution at slot ``j`` (None: no constant fits)."""
+        arrays = self.arrays
+        fit = self.model.encoder.constant_fit(arrays, function, arrays.int_slots[function][j])
+        if not fit.any():
+            return None
+        keys = self._constant_keys.get(function)
+        if keys is None:
+            keys = _relu(self.model.const_key(arrays.constant_features[function]))
+            self._constant_keys[function] = keys
+        logits = keys @ self.model.const_query(h)
+        logits[~fit] = -np.inf
+        return _softmax(logits)
 
     def reset(self) -> None:
         """A new episode from the deployed state."""
@@ -504,20 +550,22 @@ class Episode:
         if slots:
             h = np.tanh(model.int_init(chosen))
             previous = -1
-            constants = self._constants[function]
-            for slot in slots:
-                h = model.gru_int(encoder.int_input(previous, slot.param), h)
+            constants = self.arrays.constant_values[function]
+            for j, slot in enumerate(slots):
+                h = model.gru_int(self._int_input(previous, function, j), h)
                 if not open_[slot.param] and slot.dynamic:
                     previous = -1  # past a dynamic array's end: not drawn, nothing fed back
                     continue
                 previous = _draw(_softmax(model.int_head(h)), rng)
                 if not open_[slot.param]:
                     continue
+                pointer = self._constant_probabilities(function, j, h) \
+                    if previous == layout.constant_class else None
                 if previous < layout.constant_class:
                     values[slot.param].append(layout.seed_ints[previous])
                     chosen_kind[slot.param] = "seed"
-                elif previous == layout.constant_class and constants:
-                    values[slot.param].append(constants[rng.randrange(len(constants))])
+                elif pointer is not None:
+                    values[slot.param].append(constants[_draw(pointer, rng)])
                     if chosen_kind[slot.param] == "other":
                         chosen_kind[slot.param] = "constant"
                 else:
@@ -528,8 +576,8 @@ class Episode:
             candidates = encoder.candidates(self.arrays, sender)
             h = np.tanh(model.addr_init(chosen))
             previous = -1
-            for slot in slots:
-                h = model.gru_addr(encoder.address_input(candidates, previous, slot.param), h)
+            for j, slot in enumerate(slots):
+                h = model.gru_addr(self._address_input(candidates, previous, function, j), h)
                 previous = _draw(_softmax(keys @ model.addr_query(h)), rng)
                 values[slot.param].append(self.addresses[previous])
                 chosen_kind[slot.param] = "address"
@@ -569,8 +617,9 @@ class Episode:
         """Every head's distribution at this step, given the choices (teacher forcing).
 
         As in training: ``function`` [F], ``sender`` [SENDER_CAP], ``amount`` [A],
-        ``int`` [J, classes] (``ints``: the classes of the slots, -1 for none) and
-        ``address`` [J2, N] (``addresses``: the candidates). The state does not move.
+        ``int`` [J, classes] (``ints``: the classes of the slots, -1 for none), ``constant``
+        [J, K] (the pointer over the function's constants; a row of zeros where none fits)
+        and ``address`` [J2, N] (``addresses``: the candidates). The state does not move.
         """
         model = self.model
         encoder = model.encoder
@@ -580,24 +629,29 @@ class Episode:
         out["sender"] = self._sender_probabilities(chosen)
         out["amount"] = self._amount_probabilities(chosen)
         rows = []
+        pointers = []
         slots = self.arrays.int_slots[function]
+        count = len(self.arrays.constant_values[function])
         if slots:
             h = np.tanh(model.int_init(chosen))
-            for j, slot in enumerate(slots):
+            for j in range(len(slots)):
                 previous = ints[j - 1] if 0 < j <= len(ints) else -1
-                h = model.gru_int(encoder.int_input(previous, slot.param), h)
+                h = model.gru_int(self._int_input(previous, function, j), h)
                 rows.append(_softmax(model.int_head(h)))
+                pointer = self._constant_probabilities(function, j, h)
+                pointers.append(np.zeros(count, np.float32) if pointer is None else pointer)
         out["int"] = np.array(rows, dtype=np.float32).reshape(
             len(slots), model.encoder.layout.int_classes)
+        out["constant"] = np.array(pointers, dtype=np.float32).reshape(len(slots), count)
         rows = []
         slots = self.arrays.address_slots[function]
         if slots:
             keys = self._keys(sender)
             candidates = encoder.candidates(self.arrays, sender)
             h = np.tanh(model.addr_init(chosen))
-            for j, slot in enumerate(slots):
+            for j in range(len(slots)):
                 previous = addresses[j - 1] if 0 < j <= len(addresses) else -1
-                h = model.gru_addr(encoder.address_input(candidates, previous, slot.param), h)
+                h = model.gru_addr(self._address_input(candidates, previous, function, j), h)
                 rows.append(_softmax(keys @ model.addr_query(h)))
         out["address"] = np.array(rows, dtype=np.float32).reshape(
             len(slots), len(self.addresses))

@@ -15,9 +15,14 @@ The networks (hidden size ``hidden``, ReLU FCNs as in ILF §6.1):
 * **FCN_sender** and **FCN_amount** (3 layers) from ``[h_i, e_chosen]``: scores of sender
   positions up to ``SENDER_CAP`` and of the seed amounts;
 * **GRU_int** and **FCN_int** (2 layers): over the chosen function's integer slots, the
-  previous slot's class as input, classes seeds + {constant, other};
+  previous slot's class, the slot's type and the parameter's name embedding as input,
+  classes seeds + {constant, other};
+* the **constant pointer**: each of the chosen function's constants (its
+  ``CONSTANT_COLUMNS``) embedded and scored against GRU_int's state at the slot by a dot
+  product, constants that do not fit the slot's type masked;
 * **GRU_addr** and an address head: each candidate (role, position, is the sender) embedded
-  and scored against the GRU state by a dot product.
+  and scored against the GRU state by a dot product; the GRU's input has the slot's type and
+  the parameter's name embedding too.
 
 Departures. Each GCN layer sees a function's own row beside the graph's average of its
 neighbours (``[Â X, X]``, a self connection): with ``Â X`` alone, two functions linked only
@@ -66,7 +71,7 @@ __all__ = [
     "train_model",
 ]
 
-HEADS: tuple[str, ...] = ("function", "sender", "amount", "int", "address")
+HEADS: tuple[str, ...] = ("function", "sender", "amount", "int", "constant", "address")
 """The heads whose losses are summed, in report order."""
 
 _MASKED = -1e9
@@ -167,10 +172,12 @@ def build_network(layout: Layout, dims: NetworkDims) -> torch.nn.ModuleDict:
         "amount": _mlp(nn, [2 * h] + [h] * (dims.amount_layers - 1)
                        + [len(layout.seed_amounts)]),
         "int_init": nn.Linear(2 * h, h),
-        "gru_int": nn.GRU(layout.int_input_width, h, batch_first=True),
+        "gru_int": nn.GRU(layout.int_input_width + dims.embed, h, batch_first=True),
         "int_head": _mlp(nn, [h] + [h] * (dims.int_layers - 1) + [layout.int_classes]),
+        "const_query": nn.Linear(h, h),
+        "const_key": nn.Linear(layout.constant_width, h),
         "addr_init": nn.Linear(2 * h, h),
-        "gru_addr": nn.GRU(layout.address_input_width, h, batch_first=True),
+        "gru_addr": nn.GRU(layout.address_input_width + dims.embed, h, batch_first=True),
         "addr_query": nn.Linear(h, h),
         "addr_key": nn.Linear(layout.candidate_width, h),
     })
@@ -195,6 +202,9 @@ def make_batch(encoder: Encoder, items: Sequence[tuple[EncodedContract, list[Enc
                 for s in chain] + [0])
     addresses = max([len(contract.arrays.address_slots[s.function])
                      for contract, chain in items for s in chain] + [0])
+    constants = max([len(contract.arrays.constant_values[s.function])
+                     for contract, chain in items for s in chain] + [0])
+    words = layout.max_param_tokens
     b: Batch = {
         "numeric": np.zeros((size, steps, functions, layout.numeric_width), np.float32),
         "static": np.zeros((size, functions, layout.static_width), np.float32),
@@ -211,9 +221,17 @@ def make_batch(encoder: Encoder, items: Sequence[tuple[EncodedContract, list[Enc
         "sender_mask": np.zeros((size, layout.sender_cap), np.bool_),
         "y_amount": np.full((size, steps), -1, np.int64),
         "int_inputs": np.zeros((size, steps, ints, layout.int_input_width), np.float32),
+        "int_tokens": np.zeros((size, steps, ints, words), np.int64),
+        "int_token_weights": np.zeros((size, steps, ints, words), np.float32),
         "y_int": np.full((size, steps, ints), -1, np.int64),
+        "constant_features": np.zeros((size, steps, constants, layout.constant_width),
+                                      np.float32),
+        "constant_mask": np.zeros((size, steps, ints, constants), np.bool_),
+        "y_constant": np.full((size, steps, ints), -1, np.int64),
         "address_inputs": np.zeros((size, steps, addresses, layout.address_input_width),
                                    np.float32),
+        "address_tokens": np.zeros((size, steps, addresses, words), np.int64),
+        "address_token_weights": np.zeros((size, steps, addresses, words), np.float32),
         "y_address": np.full((size, steps, addresses), -1, np.int64),
         "candidates": np.zeros((size, steps, candidates, layout.candidate_width), np.float32),
         "candidate_mask": np.zeros((size, candidates), np.bool_),
@@ -242,15 +260,25 @@ def make_batch(encoder: Encoder, items: Sequence[tuple[EncodedContract, list[Enc
                 b["y_amount"][row, t] = step.amount
             cands = encoder.candidates(arrays, step.actual_sender)
             b["candidates"][row, t, :n] = cands
+            features = arrays.constant_features[step.function]
+            b["constant_features"][row, t, :features.shape[0]] = features
             for j, slot in enumerate(arrays.int_slots[step.function]):
                 previous = step.ints[j - 1] if j else -1
-                b["int_inputs"][row, t, j] = encoder.int_input(previous, slot.param)
+                b["int_inputs"][row, t, j] = encoder.int_input(previous, slot)
+                b["int_tokens"][row, t, j], b["int_token_weights"][row, t, j] = \
+                    encoder.name_weights(slot)
+                fit = encoder.constant_fit(arrays, step.function, slot)
+                b["constant_mask"][row, t, j, :fit.shape[0]] = fit
                 if step.active:
                     b["y_int"][row, t, j] = step.ints[j]
+                    pointer = step.constants[j] if j < len(step.constants) else -1
+                    if 0 <= pointer < fit.shape[0] and fit[pointer]:
+                        b["y_constant"][row, t, j] = pointer
             for j, slot in enumerate(arrays.address_slots[step.function]):
                 previous = step.addresses[j - 1] if j else -1
-                b["address_inputs"][row, t, j] = encoder.address_input(cands, previous,
-                                                                       slot.param)
+                b["address_inputs"][row, t, j] = encoder.address_input(cands, previous, slot)
+                b["address_tokens"][row, t, j], b["address_token_weights"][row, t, j] = \
+                    encoder.name_weights(slot)
                 if step.active:
                     b["y_address"][row, t, j] = step.addresses[j]
     return b
@@ -261,7 +289,8 @@ def forward(net: torch.nn.ModuleDict, batch: Mapping[str, torch.Tensor]
     """The logits of every head for a batch, with teacher forcing.
 
     Impossible choices get a large negative logit: ``function`` [B,T,F], ``sender``
-    [B,T,S], ``amount`` [B,T,A], ``int`` [B,T,J,C], ``address`` [B,T,J2,N].
+    [B,T,S], ``amount`` [B,T,A], ``int`` [B,T,J,C], ``constant`` [B,T,J,K], ``address``
+    [B,T,J2,N].
     """
     import torch
 
@@ -294,17 +323,27 @@ def forward(net: torch.nn.ModuleDict, batch: Mapping[str, torch.Tensor]
         ~batch["sender_mask"].unsqueeze(1), _MASKED)
     out["amount"] = net["amount"](chosen)
     flat = chosen.reshape(size * steps, -1)
+
+    def with_names(inputs: torch.Tensor, kind: str) -> torch.Tensor:
+        names = (net["embed"](batch[f"{kind}_tokens"])
+                 * batch[f"{kind}_token_weights"].unsqueeze(-1)).sum(-2)
+        both = torch.cat([inputs, names], dim=-1)
+        return both.reshape(size * steps, *both.shape[2:])
+
     int_inputs = batch["int_inputs"]
     if int_inputs.shape[2]:
         start = torch.tanh(net["int_init"](flat)).unsqueeze(0)
-        slots, _ = net["gru_int"](int_inputs.reshape(size * steps, *int_inputs.shape[2:]),
-                                  start)
+        slots, _ = net["gru_int"](with_names(int_inputs, "int"), start)
         out["int"] = net["int_head"](slots).reshape(size, steps, int_inputs.shape[2], -1)
+        if batch["constant_features"].shape[2]:
+            query = net["const_query"](slots).reshape(size, steps, int_inputs.shape[2], -1)
+            keys = relu(net["const_key"](batch["constant_features"]))
+            out["constant"] = torch.einsum("btjh,btkh->btjk", query, keys).masked_fill(
+                ~batch["constant_mask"], _MASKED)
     address_inputs = batch["address_inputs"]
     if address_inputs.shape[2]:
         start = torch.tanh(net["addr_init"](flat)).unsqueeze(0)
-        slots, _ = net["gru_addr"](
-            address_inputs.reshape(size * steps, *address_inputs.shape[2:]), start)
+        slots, _ = net["gru_addr"](with_names(address_inputs, "address"), start)
         query = net["addr_query"](slots).reshape(size, steps, address_inputs.shape[2], -1)
         keys = relu(net["addr_key"](batch["candidates"]))
         out["address"] = torch.einsum("btjh,btnh->btjn", query, keys).masked_fill(
@@ -313,7 +352,7 @@ def forward(net: torch.nn.ModuleDict, batch: Mapping[str, torch.Tensor]
 
 
 _LABELS = {"function": "y_function", "sender": "y_sender", "amount": "y_amount",
-           "int": "y_int", "address": "y_address"}
+           "int": "y_int", "constant": "y_constant", "address": "y_address"}
 
 
 def _head_sums(logits: Mapping[str, torch.Tensor], batch: Mapping[str, torch.Tensor]

@@ -17,6 +17,8 @@ import pytest
 
 from secant.learn.encode import (
     ARRAY_CAP,
+    CONSTANT_COLUMNS,
+    SLOT_COLUMNS,
     Encoder,
     Layout,
     build_layout,
@@ -31,8 +33,8 @@ WIDTH = len(FEATURE_NAMES)
 
 def function(signature: str, *, payable: bool = False, reads: Sequence[int] = (),
              writes: Sequence[int] = (), constants: Sequence[int] = (),
-             instructions: int = 40) -> dict[str, Any]:
-    """A header's function entry (format 2)."""
+             instructions: int = 40, params: Sequence[Sequence[str]] = ()) -> dict[str, Any]:
+    """A header's function entry (format 2; ``params``: the parameters' name sub-tokens)."""
     name = signature.partition("(")[0]
     tokens: list[str] = []
     word = ""
@@ -43,14 +45,15 @@ def function(signature: str, *, payable: bool = False, reads: Sequence[int] = ()
         word += char
     if word:
         tokens.append(word.lower())
-    params = parameter_types(signature)
+    types = parameter_types(signature)
     return {
-        "signature": signature, "to": None, "arguments": len(params),
-        "address_arguments": sum("address" in p for p in params), "payable": payable,
+        "signature": signature, "to": None, "arguments": len(types),
+        "address_arguments": sum("address" in t for t in types), "payable": payable,
         "name_tokens": tokens, "opcodes": {}, "blocks": 3, "instructions": instructions,
         "fallback": "(" not in signature, "code_share": 0.25,
         "reads": [hex(s) for s in reads], "writes": [hex(s) for s in writes],
         "constants": [hex(c) for c in constants],
+        "param_tokens": [list(p) for p in params],
     }
 
 
@@ -268,6 +271,8 @@ def test_labels_and_masks_of_a_hand_written_dataset() -> None:
     assert len(contract.chains) == 1 and contract.steps == 3
     one, two, three = contract.chains[0]
     seed, constant, other = 0, layout.constant_class, layout.other_class
+    # Which constant: 77 is put's first (sorted), 1000 its second; -1 for the rest.
+    assert one.constants == (0, -1, 1, -1, -1) and two.constants == (-1,) * 5
     # put's integer slots: the scalar, then the dynamic array's ARRAY_CAP elements.
     assert len(contract.arrays.int_slots[0]) == 1 + ARRAY_CAP
     assert len(contract.arrays.address_slots[0]) == 1 + 2
@@ -326,3 +331,67 @@ def test_other_feature_names_are_refused() -> None:
     head["feature_names"] = ["revert_last"]
     with pytest.raises(ValueError, match="feature names"):
         Encoder(Layout(("<unk>",), (), (0,))).encode_dataset(head, [])
+
+
+def test_slots_carry_their_parameters_type_and_name() -> None:
+    functions = [function("put(uint8,int64[],address,uint256[2])",
+                          params=[["level"], ["deltas"], ["to"], []]),
+                 function("get()")]
+    head = header(functions)
+    layout = build_layout([(head, [])])
+    assert {"level", "deltas", "to"} <= set(layout.vocabulary)
+    encoder = Encoder(layout)
+    arrays = encoder.contract(facts_from_header(head))
+    level, *deltas, first, second = arrays.int_slots[0]
+    assert (level.bits, level.signed, level.element) == (8, False, None)
+    assert len(deltas) == ARRAY_CAP
+    assert all((d.bits, d.signed, d.dynamic) == (64, True, True) for d in deltas)
+    assert (first.bits, first.element, first.dynamic, first.tokens) == (256, 0, False, ())
+    [to] = arrays.address_slots[0]
+    assert to.bits == 0 and to.tokens == (layout.vocabulary.index("to"),)
+
+    def on(slot: Any) -> set[str]:
+        return {n for n, v in zip(SLOT_COLUMNS, encoder.slot_columns(slot), strict=True) if v}
+
+    assert on(level) == {"bits_8"}
+    assert on(deltas[0]) == {"bits_64", "signed", "element", "dynamic"}
+    assert on(first) == {"bits_256", "element"} and on(to) == set()
+    # GRU_int's input: the previous class, the position, then the type columns.
+    row = encoder.int_input(-1, deltas[1])
+    assert row.shape == (layout.int_input_width,)
+    assert row[layout.int_classes + 1] == 1.0
+    assert list(row[layout.int_classes + layout.param_cap:]) == \
+        list(encoder.slot_columns(deltas[1]))
+    tokens, weights = encoder.name_weights(level)
+    assert tokens[0] == layout.vocabulary.index("level") and weights.sum() == 1.0
+    assert encoder.name_weights(first)[1].sum() == 0.0
+    # What fits: uint8 takes 200 and not 300; int64 takes -1 as a 256-bit word.
+    assert level.fits(200) and not level.fits(300)
+    assert deltas[0].fits(2 ** 256 - 1) and not deltas[0].fits(2 ** 63)
+
+
+def test_constants_are_described_for_the_pointer() -> None:
+    values = [7, 1024, 5000, 10 ** 6, 1_700_000_000, 10 ** 18, 2 ** 200 + 1]
+    encoder = Encoder(Layout(("<unk>",), (), (0,)))
+    table = encoder.constant_features(values)
+    assert table.shape == (len(values), len(CONSTANT_COLUMNS))
+
+    def on(row: int) -> set[str]:
+        return {n for n, v in zip(CONSTANT_COLUMNS, table[row], strict=True)
+                if v and n != "rank"}
+
+    assert on(0) == {"const_bits_8"}
+    assert on(1) == {"const_bits_16", "power_of_two"}
+    assert on(2) == {"const_bits_16", "round"}
+    assert on(3) == {"const_bits_32", "power_of_ten"}
+    assert on(4) == {"const_bits_32", "timestamp", "round"}
+    assert on(5) == {"const_bits_64", "power_of_ten", "wei_unit"}
+    assert on(6) == {"const_bits_256"}
+    rank = table[:, CONSTANT_COLUMNS.index("rank")]
+    assert rank[0] == 0.0 and rank[-1] == 1.0 and list(rank) == sorted(rank)
+    # The pointer's label is the index among the function's sorted constants.
+    head = header([function("f(uint256)", constants=[5000, 7])])
+    arrays = encoder.contract(facts_from_header(head))
+    assert arrays.constant_values[0] == (7, 5000)
+    assert encoder.constant_index(arrays, 0, 5000) == 1
+    assert encoder.constant_index(arrays, 0, 8) == -1

@@ -545,3 +545,23 @@ def test_an_empty_history_gives_zero_history_features() -> None:
     assert row[:11] == [0.0] * 11
     assert row[11:13] == [2.0, 1.0]
     assert feature_matrix([], HISTORY, COVERED, {}) == []
+
+
+def test_parameter_names_reach_the_infos_and_the_dataset_header() -> None:
+    from secant.abi import AbiFunction
+    from secant.campaign.worker import spec_of
+    from secant.learn.dataset import DatasetHeader
+
+    fn = AbiFunction.from_json({
+        "type": "function", "name": "lockUntil", "stateMutability": "nonpayable",
+        "inputs": [{"name": "_amountIn", "type": "uint256"},
+                   {"name": "unlockTime", "type": "uint64"}, {"name": "", "type": "address"}],
+        "outputs": []})
+    spec = spec_of(fn, None, [])
+    assert spec is not None and spec.names == ("_amountIn", "unlockTime", "")
+    # Names are not part of what a function is.
+    assert spec == FunctionSpec(spec.signature, None, spec.types, spec.payable)
+    [info] = function_infos([spec], {}, DEFAULT_FORK)
+    assert info.param_tokens == (("amount", "in"), ("unlock", "time"), ())
+    line = DatasetHeader("C", (info,), (1,)).to_json()["functions"][0]
+    assert line["param_tokens"] == [["amount", "in"], ["unlock", "time"], []]

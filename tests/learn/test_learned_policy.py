@@ -114,7 +114,7 @@ def test_mix_lets_the_expert_choose_some_steps_and_feeds_them_to_the_networks(
 
     def factory(context: PolicyContext) -> Policy:
         made.append(episode_policy(context, "mix", model, ExpertPolicy.from_context(context),
-                                   expert_share=0.3))
+                                   expert_share=0.5))
         return made[-1]
 
     done = campaign(60, factory)

@@ -165,10 +165,14 @@ def test_decisions_respect_payable_senders_candidates_and_constants(model_path: 
     functions = [
         fact("send(address,uint256[],address[2])", False,
              ("address", "uint256[]", "address[2]"), constants=(5, 6)),
-        fact("fund(uint8)", True, ("uint8",)),
+        fact("fund(uint8)", True, ("uint8",), constants=(7, 300)),
         fact("other(bytes,bool)", False, ("bytes", "bool")),
     ]
     facts = ContractFacts(tuple(functions), senders=2, roles=("sender", "sender", "zero"))
+    # The constant pointer never offers what does not fit the slot: 300 is no uint8.
+    pointer = model.start_facts(facts).probabilities(
+        rows([{"arguments": 1, "address_arguments": 0, "reads": []}] * 3, []), 1, 0)["constant"]
+    assert pointer.shape == (1, 2) and pointer[0, 1] == 0.0 and pointer[0, 0] == 1.0
     entries = [{"arguments": len(f.parameters), "address_arguments": 0, "reads": []}
                for f in functions]
     addresses = (0xAA, 0xBB, 0)
@@ -188,6 +192,7 @@ def test_decisions_respect_payable_senders_candidates_and_constants(model_path: 
                 assert {choice.value, *choice.values} - {None} <= set(addresses)
             if choice.kind == "constant":
                 assert decision.function == 0 and choice.value in (5, 6) or \
+                    decision.function == 1 and choice.value == 7 or \
                     set(choice.values) <= {5, 6, *layout.seed_ints}
             if choice.kind == "seed" and choice.value is not None:
                 assert choice.value in layout.seed_ints

@@ -8,6 +8,7 @@ order, so the networks must tell functions apart by their names and rows, not po
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,8 @@ import pytest
 from secant.learn.dataset import read_dataset
 from secant.learn.encode import Layout, facts_from_header
 from secant.learn.network import Decision, LearnedModel, weight_shapes
-from tests.learn.test_encode import function, rows, toy_dataset, write
+from tests.learn.test_encode import function, header, rows, toy_dataset, write
+from tests.learn.test_encode import step as make_step
 
 torch = pytest.importorskip("torch")
 
@@ -114,6 +116,11 @@ def test_numpy_gives_the_probabilities_torch_gives(
         if len(step.ints):
             np.testing.assert_allclose(got["int"], expected["int"][t, :len(step.ints)],
                                        atol=1e-5)
+            pointer = got["constant"]
+            fits = pointer.sum(axis=1) > 0  # torch's rows where nothing fits are padding
+            np.testing.assert_allclose(
+                pointer[fits], expected["constant"][t, :len(step.ints), :pointer.shape[1]][fits],
+                atol=1e-5)
         if len(step.addresses):
             np.testing.assert_allclose(got["address"],
                                        expected["address"][t, :len(step.addresses)],
@@ -144,3 +151,42 @@ def test_the_numpy_side_knows_every_array_torch_exports() -> None:
 
 def _dims(model: LearnedModel) -> NetworkDims:
     return NetworkDims(**model.meta["dims"])
+
+
+def test_the_constant_pointer_learns_what_a_slot_takes_and_generalises(tmp_path: Path) -> None:
+    """The expert passes a round amount first and a timestamp second: with no seed
+    integers every solved value is a constant, and the pointer has to tell them apart by
+    the slot and the constants' features, on a contract with constants it never saw."""
+    def dataset(name: str, signature: str, constants: list[int], amount: int, when: int,
+                params: list[list[str]]) -> Path:
+        functions = [function(signature, constants=constants, params=params)]
+        head = header(functions, contract=name)
+        steps = []
+        for sequence in range(1, 7):
+            steps.append(make_step(sequence, [], rows(functions, []), function=0,
+                              signature=signature, args=[amount, when],
+                              int_args=[str(amount), str(when)],
+                              solved={"sender": False, "value": False, "blocks": False,
+                                      "time": False, "args": [True, True]}))
+        return write(tmp_path / f"{name}.jsonl", head, steps)
+
+    train = [dataset("A", "lock(uint256,uint64)", [3, 5000, 1_600_000_000, 2 ** 40], 5000,
+                     1_600_000_000, [["amount"], ["deadline"]]),
+             dataset("B", "stake(uint256,uint256)", [9, 2_000_000_000, 10 ** 6 + 7, 70_000],
+                     70_000, 2_000_000_000, [["value"], ["until"]])]
+    held = [dataset("C", "bond(uint128,uint256)", [1, 5, 1_800_000_000, 12_000, 2 ** 70],
+                    12_000, 1_800_000_000, [["size"], ["expiry"]])]
+    report = train_model(train, held, tmp_path / "m.npz", epochs=30, seed=1, seeds=0,
+                         hidden=16, embed=8, batch_size=2, learning_rate=0.01)
+    last = report.epochs[-1]
+    assert last.held_out_accuracy["constant"] == 1.0
+    assert last.held_out_loss["constant"] < report.epochs[0].held_out_loss["constant"]
+    # The same in numpy, drawing: the held-out contract's round amount, then its timestamp.
+    model = LearnedModel.load(tmp_path / "m.npz")
+    header_c, _ = read_dataset(held[0])
+    episode = model.start_facts(facts_from_header(header_c))
+    rng = random.Random(0)
+    chosen = [episode.decide(rows(header_c["functions"], []), rng).arguments
+              for _ in range(20)]
+    assert sum(a[0].value == 12_000 and a[1].value == 1_800_000_000
+               for a in chosen if a[0].kind == a[1].kind == "constant") >= 15
