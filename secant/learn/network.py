@@ -429,6 +429,7 @@ class Episode:
         self._int_names = tuple(self._names(slots) for slots in arrays.int_slots)
         self._address_names = tuple(self._names(slots) for slots in arrays.address_slots)
         self._constant_keys: dict[int, F32] = {}
+        self._fits: dict[tuple[int, int], npt.NDArray[np.bool_]] = {}
         self._endings = {ending: encoder.ended(ending) for ending in layout.endings}
         self._no_ending = encoder.ended(None)
         self._zeros = np.zeros(model.hidden, dtype=np.float32)
@@ -455,7 +456,11 @@ class Episode:
     def _constant_probabilities(self, function: int, j: int, h: F32) -> F32 | None:
         """The constant pointer's distribution at slot ``j`` (None: no constant fits)."""
         arrays = self.arrays
-        fit = self.model.encoder.constant_fit(arrays, function, arrays.int_slots[function][j])
+        fit = self._fits.get((function, j))
+        if fit is None:  # fixed for the episode: worked out once per slot
+            fit = self.model.encoder.constant_fit(arrays, function,
+                                                  arrays.int_slots[function][j])
+            self._fits[(function, j)] = fit
         if not fit.any():
             return None
         keys = self._constant_keys.get(function)
