@@ -24,7 +24,7 @@ stalls on a non-linear condition such as ``x*x + 10 == 10010``; the safeguard co
 from __future__ import annotations
 
 import random
-from collections.abc import Container, Hashable, Mapping
+from collections.abc import Callable, Container, Hashable, Mapping
 from dataclasses import dataclass, field
 
 from secant.engine.feedback import RunCosts
@@ -81,8 +81,13 @@ def choose_metric(
     cost1: CostVector,
     rng: random.Random,
     prefer: Container[Hashable] = (),
+    keep: Callable[[Hashable], bool] | None = None,
 ) -> Hashable | None:
-    """A metric to learn from, or None; ``prefer`` holds metrics of uncovered branch sides."""
+    """A metric to learn from, or None; ``prefer`` holds metrics of uncovered branch sides.
+
+    ``keep`` (asked once per metric of the pool, in order) may leave a metric out; when it
+    leaves out every one, there is nothing to learn from.
+    """
     if isinstance(cost0, RunCosts) and isinstance(cost1, RunCosts):
         candidates = cost0.differing(cost1)
     else:
@@ -96,6 +101,10 @@ def choose_metric(
     pool = preferred or candidates
     # Sort by repr so the choice depends only on the seed, not on dict/set order.
     pool.sort(key=repr)
+    if keep is not None:
+        pool = [key for key in pool if keep(key)]
+        if not pool:
+            return None
     return pool[rng.randrange(len(pool))]
 
 
@@ -115,9 +124,13 @@ def predict(
     domain: Domain,
     rng: random.Random,
     prefer: Container[Hashable] = (),
+    keep: Callable[[Hashable], bool] | None = None,
 ) -> Prediction | None:
-    """PREDICT(input, cost, input', cost') for inputs that differ in one parameter."""
-    metric = choose_metric(cost0, cost1, rng, prefer)
+    """PREDICT(input, cost, input', cost') for inputs that differ in one parameter.
+
+    ``keep``: as :func:`choose_metric`'s.
+    """
+    metric = choose_metric(cost0, cost1, rng, prefer, keep)
     if metric is None:
         return None
     c0, c1 = cost0[metric], cost1[metric]
@@ -151,11 +164,16 @@ def straddle_root(i0: int, c0: int, i1: int, c1: int) -> int | None:
 
 @dataclass
 class PredictionStats:
-    """Successful and failed minimisations (S, F) and the success rate R = S / (S + F)."""
+    """Successful and failed minimisations (S, F) and the success rate R = S / (S + F).
+
+    ``rested``: predictions not made because their metric's target was resting (see
+    ``secant.engine.harvey.prediction``).
+    """
 
     attempts: int = 0
     success: int = 0
     fail: int = 0
+    rested: int = 0
 
     @property
     def rate(self) -> float:

@@ -102,7 +102,7 @@ def test_a_griefable_relay_is_found(case: Case) -> None:
 @pytest.mark.parametrize("case", SAFE, ids=[case.id for case in SAFE])
 def test_a_look_alike_is_not_reported(case: Case, monkeypatch: pytest.MonkeyPatch) -> None:
     chain = chain_of(case)
-    campaign = campaign_of(Case(case.file, case.contract, ORACLE, 0, 1500), chain, None)
+    campaign = campaign_of(Case(case.file, case.contract, ORACLE, 2, 1500), chain, None)
     limits: list[object] = []
     real = ContractTarget.run_variant
 

@@ -162,7 +162,9 @@ def test_assertion_mode_calls_pure_and_view_functions_and_reads_events() -> None
 
 @needs_node
 def test_optimization_reports_the_best_value_and_its_case() -> None:
-    summary = run("Optimize.sol", "Spread", 1, 8000)
+    # Both ends exactly: seeds 4, 5 and 7 of 0-11 reach 1000 within the budget, the others
+    # 500 to 999.
+    summary = run("Optimize.sol", "Spread", 4, 8000)
     [row] = summary["properties"]  # type: ignore[misc]
     assert row["kind"] == "optimization" and row["status"] == "optimized"
     assert row["best"] == 1000

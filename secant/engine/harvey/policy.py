@@ -587,6 +587,7 @@ class HarveyPolicy(Policy):
                 "attempts": stats.prediction.attempts,
                 "success": stats.prediction.success,
                 "fail": stats.prediction.fail,
+                "rested": stats.prediction.rested,
                 "rate": round(stats.prediction.rate, 4),
                 "new_paths": stats.predicted_new_paths,
             },

@@ -8,7 +8,7 @@ from secant.abi import AbiParam
 from secant.engine.corpus import Seed
 from secant.engine.dictionary import Dictionary
 from secant.engine.feedback import Coverage, cost_vector
-from secant.engine.harvey.prediction import Predictor
+from secant.engine.harvey.prediction import PATIENCE, Predictor
 from secant.engine.mutators import FunctionSpec, Mutation, Mutator
 from secant.engine.schedulers import SeedStats
 from secant.engine.secant_method import Domain, PredictionStats
@@ -92,3 +92,29 @@ def test_a_missed_prediction_iterates_and_a_structural_mutation_learns_nothing()
     assert stats.attempts == 2
     assert learn.predict(seed_of(base, 10), Mutation(mutated + base, None, "insert"),
                        run_of(mutated, 20)) is None
+
+
+def test_a_target_that_never_hits_rests_and_one_that_hits_stays_awake() -> None:
+    base = (Tx("f(uint8,bytes)", (10, b""), SENDER),)
+    mutated = (Tx("f(uint8,bytes)", (20, b""), SENDER),)
+    offer = Mutation(mutated, ("arg", 0, (0,)), "arith")
+
+    def offered(hit: bool) -> tuple[int, PredictionStats]:
+        """How many of 300 offers of the same target were predicted (one run each)."""
+        stats = PredictionStats()
+        learn = learner(stats, iterations=0)
+        made = 0
+        for _ in range(300):
+            pending = learn.predict(seed_of(base, 10), offer, run_of(mutated, 20))
+            if pending is None:
+                continue
+            made += 1
+            # A miss compares 50 whatever the input (a wrapped argument, say).
+            learn.after_prediction(pending, run_of(pending.case, 42 if hit else 50))
+        return made, stats
+
+    made, stats = offered(hit=False)
+    assert PATIENCE < made < 8 * PATIENCE  # rested most of the time, never given up
+    assert stats.rested == 300 - made and stats.success == 0
+    made, stats = offered(hit=True)
+    assert made == 300 and stats.rested == 0 and stats.success == 300
