@@ -278,4 +278,4 @@ class _Uncovered:
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, tuple) or key[0] == "sstore":
             return False
-        return (key[1], key[2], key[4]) not in self.edges
+        return _target(key) not in self.edges  # a branch's target is its edge
