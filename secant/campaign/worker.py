@@ -57,9 +57,10 @@ from secant.evm.opcodes import (
     STATICCALL,
     TIMESTAMP,
 )
+from secant.oracles.assertion import AssertionOracle
 from secant.oracles.flows import call_sites
 from secant.oracles.fuzz_test import FuzzTestOracle
-from secant.oracles.property import PROPERTY_PREFIXES, is_property_name
+from secant.oracles.property import PROPERTY_PREFIXES, PropertyOracle, is_property_name
 from secant.oracles.registry import recordings
 from secant.targets.contract import ContractTarget, StepObserver
 from secant.targets.prefix_cache import PrefixCache
@@ -435,7 +436,7 @@ class Worker:
             events.add(_PrefixHints(cache))
         self.events = events
         config = block_delays(config, bool(watchers))
-        chosen = (policy or harvey)(self._policy_context())
+        chosen = (policy or harvey)(self._policy_context(oracles))
         self.fuzzer = Fuzzer(self.target.run, chosen, config,
                              oracles=oracles, post=self.target, events=events,
                              distance=self.directed)
@@ -471,7 +472,7 @@ class Worker:
         target.step_observers = [o for o in target.step_observers if self._is_on(
             self._original(o))]
 
-    def _policy_context(self) -> PolicyContext:
+    def _policy_context(self, oracles: Sequence[Oracle]) -> PolicyContext:
         """What this worker offers the policy it builds (``secant.engine.policy``)."""
         main = self.chain.main
         by_address = {contract.address: (code_hash, runtime)
@@ -486,7 +487,7 @@ class Worker:
                     if contract.role != "attacker" and contract.address not in targets]
         return PolicyContext(self.space, self._symbolic_tracer, self._worth_solving(),
                              function_codes, list(by_address.values()), self.chain.fork,
-                             main.name if main else "", targets)
+                             main.name if main else "", targets, self._refusals(oracles))
 
     def _symbolic_tracer(self, cached: bool) -> SymbolicTracer:
         """Symbolic replays of cases, on a target of their own.
@@ -532,6 +533,43 @@ class Worker:
             return answer
 
         return worth
+
+    def _refusals(self, oracles: Sequence[Oracle]) -> Callable[[tuple[bytes, int, bool]], bool]:
+        """Whether a branch side only refuses the transaction (``secant.evm.refusals``).
+
+        A revert is a finding, not a refusal, where the campaign reports it: a Panic with a
+        code the assertion oracle reports, any revert of a fuzz test's call (or of a
+        handler's, under ``fail_on_revert``), and any revert on a branch a property's call
+        ran (the property then fails).
+        """
+        from secant.evm.cfg import ControlFlowGraph
+        from secant.evm.refusals import refuses
+
+        if any(isinstance(o, FuzzTestOracle) and (o.tests or o.handlers) for o in oracles):
+            return lambda side: False
+        reported: set[int] = set()
+        for oracle in oracles:
+            if isinstance(oracle, AssertionOracle):
+                reported |= oracle.panic_codes
+        objectives = [o.objective_sites for o in oracles if isinstance(o, PropertyOracle)]
+        graphs: dict[bytes, ControlFlowGraph] = {}
+        known: dict[tuple[bytes, int, bool], bool] = {}
+
+        def refusal(side: tuple[bytes, int, bool]) -> bool:
+            code_hash, pc, taken = side
+            if any((code_hash, pc) in sites for sites in objectives):
+                return False
+            answer = known.get(side)
+            if answer is None:
+                graph = graphs.get(code_hash)
+                if graph is None and code_hash in self.codes:
+                    graph = graphs[code_hash] = ControlFlowGraph.from_code(
+                        self.codes[code_hash][1], self.chain.fork)
+                answer = known[side] = (graph is not None
+                                        and refuses(graph, pc, taken, reported))
+            return answer
+
+        return refusal
 
     def fuzz(self, execs: int | None = None) -> None:
         """Fuzz until the budget is spent, or for ``execs`` more executions at most."""

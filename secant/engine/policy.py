@@ -141,6 +141,9 @@ class PolicyContext:
     contract: str = ""
     targets: Sequence[int] = ()
     """The deployed contracts' addresses, the main contract first."""
+    refuses: Callable[[BranchSide], bool] = field(default=lambda side: False)
+    """Whether a branch side does nothing but refuse the transaction: it reverts straight
+    away, and no oracle of the campaign reports that revert (``secant.evm.refusals``)."""
 
 
 @dataclass(slots=True)

@@ -190,6 +190,8 @@ class PropertyOracle(Oracle):
         self._start: TxSeq | None = None  # the prefix the run resumed after, when keyed
         self._keyed = False  # whether this run's prefixes so far may key the memo
         self._first = True
+        self.objective_sites: set[tuple[bytes, int]] = set()
+        """The branches (code hash, pc) a property's call ran: a revert there fails it."""
 
     def use_prefixes(self, prefixes: Sequence[str]) -> None:
         """Find the properties again with other name prefixes."""
@@ -294,9 +296,10 @@ class PropertyOracle(Oracle):
                 reads = CallReads()
                 logged = target.branches_logged()
                 outcome = self._call(prop, target, True, reads)
+                branches = target.branches_since(logged)
+                self.objective_sites.update(event[:2] for event in branches)
                 if not reads.opaque:
-                    values[prop.key] = _Value(outcome, target.branches_since(logged), reads,
-                                              block)
+                    values[prop.key] = _Value(outcome, branches, reads, block)
             else:
                 outcome = value.outcome
                 target.log_branches(value.logged)

@@ -119,7 +119,7 @@ def test_caller_bank_early_withdrawal_by_one_sender() -> None:
 @needs_node
 def test_grants_claimed_whole_after_the_owner_granted_the_claimant() -> None:
     """grant(to) by the owner writes grants[to]; claim() reads grants[msg.sender]."""
-    run = campaign("Grants.sol", "Grants", seed=3, max_execs=3000)
+    run = campaign("Grants.sol", "Grants", seed=0, max_execs=3000)
     sequence = lines(run.run())[25]["sequence"]
 
     def granted_before(at: int) -> bool:

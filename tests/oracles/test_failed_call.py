@@ -216,8 +216,10 @@ VULNERABLE = [
          confidence="likely"),  # 209
     Case(ROUND.file, ROUND.contract, ORACLE, 0, 600, marker=ROUND.marker,
          confidence="likely"),  # 194
-    Case(QUEUE.file, QUEUE.contract, ORACLE, 1, 1000, marker=QUEUE.marker,
-         confidence="likely"),  # 312
+    # Seeds 0-17 at this budget: 12 find the queue's (13 before prediction stopped aiming
+    # at refusals).
+    Case(QUEUE.file, QUEUE.contract, ORACLE, 2, 1000, marker=QUEUE.marker,
+         confidence="likely"),
 ]
 SAFE = [Case(PULL.file, PULL.contract, ORACLE), Case(CREDITING.file, CREDITING.contract, ORACLE),
         Case(OWN.file, OWN.contract, ORACLE)]

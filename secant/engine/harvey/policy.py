@@ -165,7 +165,7 @@ class HarveyPolicy(Policy):
         self._aims: dict[tuple[bytes, int], int] = {}
         self.predictor = Predictor(self.mutator, fuzzer.coverage, fuzzer.sstore_target,
                                    config.predict_iterations, self.rng,
-                                   self.harvey.prediction)
+                                   self.harvey.prediction, _aims(self.context))
         self.adaptive = AdaptiveSeeds() if config.adaptive else None
         context = self.context
         if (self.concolic is None and config.symbolic_share > 0 and context is not None
@@ -649,6 +649,19 @@ class HarveyPolicy(Policy):
     def infeasible(self) -> dict[BranchSide, str]:
         """The sides the concolic stage proved unreachable on the path it solved them on."""
         return dict(self.concolic.infeasible) if self.concolic is not None else {}
+
+
+def _aims(context: PolicyContext | None) -> Callable[[BranchSide], bool] | None:
+    """Which branch sides prediction may aim at: conditions of the source, not refusals.
+
+    A side that only reverts (a ``require`` failing, the compiler's input check) gains
+    the search nothing, and behind a handler that wraps its input into range no input
+    reaches it (``secant.engine.harvey.prediction``).
+    """
+    if context is None:
+        return None
+    worth, refuses = context.worth, context.refuses
+    return lambda side: worth(side) and not refuses(side)
 
 
 def harvey(context: PolicyContext) -> HarveyPolicy:

@@ -23,6 +23,16 @@ state it depends on may change. A hit earns ``PATIENCE`` more runs, and so does 
 target once the campaign has covered a new branch edge since it was last woken: on the
 mazes of ``bench/maze_gen.py`` a side that no seed could flip becomes reachable from the
 seed that a new edge brought, and resting without waking lost assertions there.
+
+**What is aimed at.** Some targets rest for good reason from the start: the failing side
+of a ``require`` or of the compiler's own check (an overflow, an index out of bounds) gains
+a revert and nothing behind it, and behind a handler that wraps its input into range no
+input reaches it at all. The policy passes ``worth`` (``HarveyPolicy``'s ``_aims``: a
+condition of the source that does not merely refuse the transaction, see
+``secant.evm.refusals``), and only such branch sides are learnt from. A write's distance is
+learnt from only when its slot moved by a whole slope of the parameter between the two runs,
+as an array index moves it: a mapping's slot is a hash of its key, and no secant step comes
+near the target through it.
 """
 
 from __future__ import annotations
@@ -61,8 +71,10 @@ class Predictor:
     """Input prediction over the parameters of test cases (see the module docstring)."""
 
     def __init__(self, mutator: Mutator, coverage: Coverage, sstore_target: int | None,
-                 iterations: int, rng: random.Random, stats: PredictionStats) -> None:
+                 iterations: int, rng: random.Random, stats: PredictionStats,
+                 worth: Callable[[tuple[bytes, int, bool]], bool] | None = None) -> None:
         self.mutator = mutator
+        self.worth = worth
         self.coverage = coverage
         self.sstore_target = sstore_target
         self.iterations = iterations
@@ -132,8 +144,19 @@ class Predictor:
         # The two cases differ from the location's transaction on: only metrics from there
         # on can differ (``choose_metric`` takes only those).
         costs1 = cost_vector(result, self.sstore_target, location[1])
-        prefer: Container[Hashable] = _WRITES if writes else _Uncovered(self.coverage.edges)
-        prediction = predict(i0, costs0, i1, costs1, domain, self.rng, prefer, self._awake)
+        prefer: Container[Hashable] = (_WRITES if writes
+                                       else _Uncovered(self.coverage.edges, self._worth))
+
+        def keep(metric: Hashable) -> bool:
+            # A write's slot learnt from must move with the parameter as an array index
+            # does (a whole slope): a hashed slot (a mapping's) jumps, and no step of the
+            # secant method comes near the target through it.
+            if metric in _WRITES and _wrapped_root(i0, costs0[metric], i1,
+                                                   costs1[metric]) is None:
+                return False
+            return self._awake(metric)
+
+        prediction = predict(i0, costs0, i1, costs1, domain, self.rng, prefer, keep)
         if prediction is None:
             return None
         metric = prediction.metric
@@ -173,12 +196,21 @@ class Predictor:
         stats.attempts += 1
         return Pending(view[2](guess), pending.location, guess, pending.secant, pending.probe)
 
+    def _worth(self, target: Hashable) -> bool:
+        """Whether a target is a condition of the source (module docstring)."""
+        assert isinstance(target, tuple)
+        return self.worth is None or target[0] == "sstore" or self.worth(target)
+
     def _awake(self, metric: Hashable) -> bool:
         """Whether ``metric`` may be learnt from now (module docstring).
 
-        Yes when its target is not resting, or when the draw of a resting one came up.
+        Yes when its target is a condition of the source and not resting, or when the draw
+        of a resting one came up.
         """
-        record = self._record.get(_target(metric))
+        target = _target(metric)
+        if not self._worth(target):
+            return False
+        record = self._record.get(target)
         if record is None:
             return True
         tries, hits, seen = record
@@ -270,12 +302,15 @@ _WRITES = _Writes()
 class _Uncovered:
     """Container view: branch metrics whose wanted side no run has taken yet."""
 
-    __slots__ = ("edges",)
+    __slots__ = ("edges", "worth")
 
-    def __init__(self, edges: set[tuple[bytes, int, bool]]) -> None:
+    def __init__(self, edges: set[tuple[bytes, int, bool]],
+                 worth: Callable[[Hashable], bool]) -> None:
         self.edges = edges
+        self.worth = worth
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, tuple) or key[0] == "sstore":
             return False
-        return _target(key) not in self.edges  # a branch's target is its edge
+        target = _target(key)  # a branch's target is its edge
+        return target not in self.edges and self.worth(target)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from secant.abi import AbiParam
 from secant.engine.corpus import Seed
@@ -13,6 +14,7 @@ from secant.engine.mutators import FunctionSpec, Mutation, Mutator
 from secant.engine.schedulers import SeedStats
 from secant.engine.secant_method import Domain, PredictionStats
 from secant.engine.values import vtype
+from secant.evm.crypto import keccak256
 from secant.types import RunResult, Tx, TxOutcome, TxSeq
 
 SENDER = 0x1000
@@ -118,3 +120,50 @@ def test_a_target_that_never_hits_rests_and_one_that_hits_stays_awake() -> None:
     assert stats.rested == 300 - made and stats.success == 0
     made, stats = offered(hit=True)
     assert made == 300 and stats.rested == 0 and stats.success == 300
+
+
+def test_a_side_the_campaign_does_not_aim_at_is_never_learnt_from() -> None:
+    base = (Tx("f(uint8,bytes)", (10, b""), SENDER),)
+    mutated = (Tx("f(uint8,bytes)", (20, b""), SENDER),)
+    offer = Mutation(mutated, ("arg", 0, (0,)), "arith")
+    asked: list[object] = []
+
+    def refusal(side: tuple[bytes, int, bool]) -> bool:
+        asked.append(side)
+        return False  # a side that only reverts (secant.evm.refusals), say
+
+    mutator = Mutator(SPECS, [SENDER], Dictionary())
+    learn = Predictor(mutator, Coverage(), None, 8, random.Random(0), PredictionStats(),
+                      refusal)
+    assert learn.predict(seed_of(base, 10), offer, run_of(mutated, 20)) is None
+    assert asked and all(side == (CODE, 10, True) for side in asked)
+    learn.worth = lambda side: True
+    assert learn.predict(seed_of(base, 10), offer, run_of(mutated, 20)) is not None
+
+
+def write_run(case: TxSeq, slot: int) -> RunResult:
+    """A run whose last transaction wrote ``slot`` at one SSTORE (no comparison)."""
+    return RunResult(case, [TxOutcome(True, False, b"", 0)], 1, set(), set(), [], [0],
+                     [(CODE, 30, slot)], [0])
+
+
+def test_a_write_is_learnt_from_only_when_its_slot_moves_as_an_array_index_does() -> None:
+    target = 1000
+    base = (Tx("f(uint8,bytes)", (10, b""), SENDER),)
+    mutated = (Tx("f(uint8,bytes)", (20, b""), SENDER),)
+    offer = Mutation(mutated, ("arg", 0, (0,)), "arith")
+    mutator = Mutator(SPECS, [SENDER], Dictionary())
+
+    def predicted(slot_of: Callable[[int], int]) -> int | None:
+        learn = Predictor(mutator, Coverage(), target, 8, random.Random(0),
+                          PredictionStats())
+        seed = Seed(base, 1, cost_vector(write_run(base, slot_of(10)), target),
+                    SeedStats(1), "init", 0)
+        pending = learn.predict(seed, offer, write_run(mutated, slot_of(20)))
+        return None if pending is None else pending.value
+
+    # An array element: base slot 800 plus the index; the target is element 200.
+    assert predicted(lambda index: 800 + index) == 200
+    # A mapping's entry: a hashed slot jumps with the key, and nothing can be learnt.
+    assert predicted(lambda key: int.from_bytes(keccak256(key.to_bytes(32, "big")),
+                                                "big")) is None
