@@ -178,7 +178,9 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _names(folder: Path) -> set[str]:
-    return {path.name for path in folder.glob("*.json")}
+    """The records in ``folder``; not a file still being written (``.tmp-*``, renamed when
+    whole), which a kill may catch half-written and the next run never reads."""
+    return {path.name for path in folder.glob("*.json") if not path.name.startswith(".tmp-")}
 
 
 def test_the_command_with_two_workers_repeats_exactly(tmp_path: Path) -> None:
