@@ -563,8 +563,9 @@ class Worker:
             if answer is None:
                 graph = graphs.get(code_hash)
                 if graph is None and code_hash in self.codes:
-                    graph = graphs[code_hash] = ControlFlowGraph.from_code(
-                        self.codes[code_hash][1], self.chain.fork)
+                    analysis = analyze(self.codes[code_hash][1], code_hash, self.chain.fork)
+                    graph = graphs[code_hash] = ControlFlowGraph(analysis.blocks,
+                                                                 analysis.jumpdests)
                 answer = known[side] = (graph is not None
                                         and refuses(graph, pc, taken, reported))
             return answer

@@ -104,8 +104,9 @@ def refuses(graph: ControlFlowGraph, pc: int, taken: bool, reported: Container[i
 
 def _side_start(graph: ControlFlowGraph, pc: int, taken: bool) -> int | None:
     """Where the side ``taken`` of the JUMPI at ``pc`` begins (None: not a known JUMPI)."""
-    block = graph.block_of(pc)
-    index = bisect.bisect_left(graph.starts, block)
+    index = bisect.bisect_right(graph.starts, pc) - 1
+    if index < 0:
+        return None
     instructions = graph.blocks[index][1]
     if not instructions or instructions[-1][0] != pc or instructions[-1][1] != JUMPI:
         return None

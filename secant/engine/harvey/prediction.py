@@ -27,7 +27,7 @@ seed that a new edge brought, and resting without waking lost assertions there.
 **What is aimed at.** Some targets rest for good reason from the start: the failing side
 of a ``require`` or of the compiler's own check (an overflow, an index out of bounds) gains
 a revert and nothing behind it, and behind a handler that wraps its input into range no
-input reaches it at all. The policy passes ``worth`` (``HarveyPolicy``'s ``_aims``: a
+input reaches it at all. The policy passes ``aim`` (``HarveyPolicy``'s ``_aims``: a
 condition of the source that does not merely refuse the transaction, see
 ``secant.evm.refusals``), and only such branch sides are learnt from. A write's distance is
 learnt from only when its slot moved by a whole slope of the parameter between the two runs,
@@ -72,9 +72,9 @@ class Predictor:
 
     def __init__(self, mutator: Mutator, coverage: Coverage, sstore_target: int | None,
                  iterations: int, rng: random.Random, stats: PredictionStats,
-                 worth: Callable[[tuple[bytes, int, bool]], bool] | None = None) -> None:
+                 aim: Callable[[tuple[bytes, int, bool]], bool] | None = None) -> None:
         self.mutator = mutator
-        self.worth = worth
+        self.aim = aim
         self.coverage = coverage
         self.sstore_target = sstore_target
         self.iterations = iterations
@@ -145,7 +145,7 @@ class Predictor:
         # on can differ (``choose_metric`` takes only those).
         costs1 = cost_vector(result, self.sstore_target, location[1])
         prefer: Container[Hashable] = (_WRITES if writes
-                                       else _Uncovered(self.coverage.edges, self._worth))
+                                       else _Uncovered(self.coverage.edges, self._aimed))
 
         def keep(metric: Hashable) -> bool:
             # A write's slot learnt from must move with the parameter as an array index
@@ -196,19 +196,22 @@ class Predictor:
         stats.attempts += 1
         return Pending(view[2](guess), pending.location, guess, pending.secant, pending.probe)
 
-    def _worth(self, target: Hashable) -> bool:
-        """Whether a target is a condition of the source (module docstring)."""
+    def _aimed(self, target: Hashable) -> bool:
+        """Whether the policy aims at a target (module docstring).
+
+        Any write site, and the branch sides ``aim`` lets through.
+        """
         assert isinstance(target, tuple)
-        return self.worth is None or target[0] == "sstore" or self.worth(target)
+        return self.aim is None or target[0] == "sstore" or self.aim(target)
 
     def _awake(self, metric: Hashable) -> bool:
         """Whether ``metric`` may be learnt from now (module docstring).
 
-        Yes when its target is a condition of the source and not resting, or when the draw
-        of a resting one came up.
+        Yes when the policy aims at its target and the target is not resting, or when the
+        draw of a resting one came up.
         """
         target = _target(metric)
-        if not self._worth(target):
+        if not self._aimed(target):
             return False
         record = self._record.get(target)
         if record is None:
@@ -300,17 +303,17 @@ _WRITES = _Writes()
 
 
 class _Uncovered:
-    """Container view: branch metrics whose wanted side no run has taken yet."""
+    """Container view: branch metrics aimed at whose wanted side no run has taken yet."""
 
-    __slots__ = ("edges", "worth")
+    __slots__ = ("aimed", "edges")
 
     def __init__(self, edges: set[tuple[bytes, int, bool]],
-                 worth: Callable[[Hashable], bool]) -> None:
+                 aimed: Callable[[Hashable], bool]) -> None:
         self.edges = edges
-        self.worth = worth
+        self.aimed = aimed
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, tuple) or key[0] == "sstore":
             return False
         target = _target(key)  # a branch's target is its edge
-        return target not in self.edges and self.worth(target)
+        return target not in self.edges and self.aimed(target)

@@ -137,7 +137,7 @@ def test_a_side_the_campaign_does_not_aim_at_is_never_learnt_from() -> None:
                       refusal)
     assert learn.predict(seed_of(base, 10), offer, run_of(mutated, 20)) is None
     assert asked and all(side == (CODE, 10, True) for side in asked)
-    learn.worth = lambda side: True
+    learn.aim = lambda side: True
     assert learn.predict(seed_of(base, 10), offer, run_of(mutated, 20)) is not None
 
 
