@@ -7,6 +7,7 @@ Usage::
         [--seeds 0,1,2] [--budgets 1000tx,2000tx,60s,300s] [--model FILE] \\
         [--learned-share 0.1] [--limit N] [--only REGEX]... [--out ilf-out] [--json FILE] \
         [--markdown]
+    .venv/bin/python bench/ilf.py --merge FILE[=LABEL] [FILE ...] [--keep FILE] [--markdown]
 
 Each contract (the held-out split of a ``secant learn dataset`` manifest, or ``--contract``)
 is fuzzed by each policy, seed and budget in its own process on one core
@@ -26,6 +27,24 @@ as ILF's paper splits them. The table gives, per policy and budget, the mean ins
 coverage over contracts and seeds (small / large), the findings of each detector (the
 number of contract-and-seed runs that reported it), the mean wall time and, for the
 learned policies, decisions a second. A figure, never a pass/fail.
+
+Two pairings follow the table, each by contract and seed: Harvey with the learned stage
+against Harvey, and the learned policy against uniform (the two comparisons the issue's
+targets are stated in). Then the *reach*: per size, the mean over contracts of the best
+coverage any of the runs reached, beside uniform's at the smallest transaction budget. No
+policy can gain more over uniform than that headroom, so a target above it says more
+about the contracts than about the policy.
+
+``--merge`` runs nothing: it reads the ``--json`` files of earlier runs (a table of every
+policy at 300 s takes a day of one core, so it is assembled from runs made at different
+times) and prints the same table, pairings and reach over all of them. A run of a later
+file replaces the same contract, policy, seed and budget of an earlier one; the ``runs``
+column says how many runs each row averages, so a gap shows. Each run records the commit
+that ran it; ``FILE=LABEL`` labels the runs of a file written before runs kept it.
+``--keep FILE`` writes the merged runs without their command lines (which name paths of
+the machine that ran them): docs/learned-runs.json is the table of docs/learned.md kept
+that way, so that later runs are merged into it
+(``--merge docs/learned-runs.json NEW.json``).
 """
 
 from __future__ import annotations
@@ -37,6 +56,7 @@ import shlex
 import statistics
 import sys
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -82,7 +102,7 @@ class Run:
     policy: str
     seed: int
     budget: str
-    command: list[str]
+    command: list[str] = field(default_factory=list)
     wall_s: float = 0.0
     covered: int = 0
     total: int = 0
@@ -90,6 +110,7 @@ class Run:
     decisions: int = 0
     detectors: list[str] = field(default_factory=list)
     error: str = ""
+    secant: str = ""  # the commit that ran it (``harnesses.secant_state``); "" before it was kept
 
     @property
     def coverage(self) -> float:
@@ -200,6 +221,103 @@ def run_one(target: Target, policy: str, seed: int, budget: str, out: Path,
     return result
 
 
+def budget_order(budget: str) -> tuple[int, float]:
+    """Transactions first, then seconds, each by size (``1000tx`` < ``2000tx`` < ``60s``)."""
+    kind = 0 if budget.endswith("tx") else 1
+    number = budget[:-2] if kind == 0 else budget[:-1]
+    try:
+        return kind, float(number)
+    except ValueError:
+        return 2, 0.0
+
+
+def merged(sources: Sequence[str | Path]) -> list[Run]:
+    """The runs of ``--json`` files; a later file's run replaces the same key's earlier one.
+
+    A source is ``FILE`` or ``FILE=LABEL``: the label stands for the commit of the file's
+    runs that do not record one (files written before runs kept it).
+    """
+    by_key: dict[tuple[str, str, int, str], Run] = {}
+    names = set(Run.__dataclass_fields__)
+    for source in sources:
+        text = str(source)
+        path, label = Path(text), ""
+        if not path.exists() and "=" in text:
+            file, _, label = text.rpartition("=")
+            path = Path(file)
+        try:
+            records = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise SystemExit(f"cannot read runs from {path}: {exc}; give files that "
+                             "bench/ilf.py --json wrote") from None
+        if not isinstance(records, list):
+            raise SystemExit(f"{path} holds no list of runs; give files that bench/ilf.py "
+                             "--json wrote")
+        for record in records:
+            try:
+                run = Run(**{k: v for k, v in record.items() if k in names})
+            except (AttributeError, TypeError):
+                raise SystemExit(f"{path} holds a record that is no run ({str(record)[:60]}); "
+                                 "give files that bench/ilf.py --json wrote") from None
+            run.secant = run.secant or label
+            by_key[(run.target, run.policy, run.seed, run.budget)] = run
+    return list(by_key.values())
+
+
+def kept(runs: list[Run]) -> str:
+    """``runs`` as JSON for the repository: every figure, no command (it names paths of the
+    machine that ran it; ``command_for`` rebuilds it from the other fields)."""
+    records = []
+    for run in sorted(runs, key=lambda r: (r.target, r.policy, budget_order(r.budget), r.seed)):
+        record = asdict(run)
+        del record["command"]
+        record["wall_s"] = round(run.wall_s, 2)
+        records.append(json.dumps(record))
+    return "[\n" + ",\n".join(records) + "\n]\n"  # a run a line: later merges diff well
+
+
+def provenance(runs: list[Run]) -> str:
+    """How many of ``runs`` each secant commit ran (runs kept before the commit was: unknown)."""
+    counts: dict[str, int] = defaultdict(int)
+    for run in runs:
+        counts[run.secant or "unknown commit"] += 1
+    return "; ".join(f"{state}: {count}" for state, count in sorted(counts.items()))
+
+
+def reach(runs: list[Run], baseline: str = "uniform") -> str:
+    """Per size: the mean over contracts of the best coverage any run reached, beside
+    ``baseline``'s mean at the smallest transaction budget it ran, and the difference.
+
+    Only contracts ``baseline`` ran at that budget count. Empty without such runs.
+    """
+    ok = [r for r in runs if not r.error and r.total]
+    budgets = sorted({r.budget for r in ok if r.policy == baseline and r.budget.endswith("tx")},
+                     key=budget_order)
+    if not budgets:
+        return ""
+    budget = budgets[0]
+    base: dict[str, list[float]] = defaultdict(list)
+    best: dict[str, float] = defaultdict(float)
+    size: dict[str, bool] = {}
+    for run in ok:
+        best[run.target] = max(best[run.target], run.coverage)
+        size[run.target] = run.total >= LARGE
+        if run.policy == baseline and run.budget == budget:
+            base[run.target].append(run.coverage)
+    lines = []
+    for name, large in (("small", False), ("large", True)):
+        targets = [t for t in base if size[t] == large]
+        if not targets:
+            continue
+        top = statistics.fmean(best[t] for t in targets)
+        low = statistics.fmean(statistics.fmean(base[t]) for t in targets)
+        lines.append(f"| {name} | {len(targets)} | {top:.1f} | {low:.1f} | {top - low:+.1f} |")
+    return "\n".join([f"\nReach: the best coverage any of these {len(ok)} runs reached, by "
+                      f"contract, against {baseline} at {budget}:\n",
+                      f"| size | contracts | best reached % | {baseline} at {budget} % "
+                      "| headroom (points) |", "|---|---|---|---|---|", *lines])
+
+
 def mean(values: list[float]) -> str:
     """The mean to one decimal, or a dash."""
     return f"{statistics.fmean(values):.1f}" if values else "-"
@@ -207,7 +325,7 @@ def mean(values: list[float]) -> str:
 
 def table(runs: list[Run], policies: list[str], budgets: list[str]) -> str:
     """The markdown table: one row per policy and budget."""
-    header = ["policy", "budget", "coverage small %", "coverage large %", "wall s",
+    header = ["policy", "budget", "runs", "coverage small %", "coverage large %", "wall s",
               "decisions/s", *DETECTORS, "errors"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     grouped: dict[tuple[str, str], list[Run]] = defaultdict(list)
@@ -216,11 +334,13 @@ def table(runs: list[Run], policies: list[str], budgets: list[str]) -> str:
     for budget in budgets:
         for policy in policies:
             group = grouped.get((policy, budget), [])
+            if not group:
+                continue  # never run: no row (the merged table of runs made at times)
             ok = [r for r in group if not r.error]
             small = [r.coverage for r in ok if r.total < LARGE]
             large = [r.coverage for r in ok if r.total >= LARGE]
             rates = [r.decisions / r.wall_s for r in ok if r.decisions and r.wall_s]
-            cells = [policy, budget, mean(small), mean(large),
+            cells = [policy, budget, str(len(group)), mean(small), mean(large),
                      mean([r.wall_s for r in ok]), mean(rates)]
             cells += [str(sum(1 for r in ok if d in r.detectors)) for d in DETECTORS]
             cells.append(str(len(group) - len(ok)))
@@ -274,7 +394,23 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("ilf-out"))
     parser.add_argument("--json", type=Path, help="write every run here too")
     parser.add_argument("--markdown", action="store_true", help="print only the table")
+    parser.add_argument("--merge", nargs="+", metavar="FILE[=LABEL]",
+                        help="run nothing: the table of the runs in these --json files")
+    parser.add_argument("--keep", type=Path, metavar="FILE",
+                        help="with --merge: also write the merged runs here, without commands")
     args = parser.parse_args()
+    if args.merge:
+        runs = merged(args.merge)
+        if args.keep is not None:
+            args.keep.write_text(kept(runs), encoding="utf-8")
+        present = {r.policy for r in runs}
+        policies = [p for p in POLICIES if p in present]
+        budgets = sorted({r.budget for r in runs}, key=budget_order)
+        if not args.markdown:
+            print(f"# ILF's policies against Harvey's loop\n\n{len(runs)} runs from "
+                  f"{len(args.merge)} file(s) ({provenance(runs)})\n")
+        report(runs, policies, budgets)
+        return
     policies = [p for p in args.policies.split(",") if p]
     unknown = [p for p in policies if p not in POLICIES]
     if unknown:
@@ -288,12 +424,14 @@ def main() -> None:
         raise SystemExit("no contracts: give --manifest (with contracts of --split) or "
                          "--contract FILE:NAME")
     runs: list[Run] = []
+    state = secant_state()
     for target in targets:
         for policy in policies:
             for seed in seeds:
                 for budget in budgets:
                     out = args.out / f"{target.label}-{policy}-{seed}-{budget}".replace(":", "_")
                     run = run_one(target, policy, seed, budget, out, args)
+                    run.secant = state
                     runs.append(run)
                     if not args.markdown:
                         status = run.error or f"{run.coverage:.1f} % instructions"
@@ -306,10 +444,19 @@ def main() -> None:
         print(f"# ILF's policies against Harvey's loop\n\n{machine()}; secant "
               f"{secant_state()}; {len(targets)} contracts, seeds {args.seeds}\n")
         print("Command: " + shlex.join([sys.executable, *sys.argv]) + "\n")
+    report(runs, policies, budgets)
+
+
+def report(runs: list[Run], policies: list[str], budgets: list[str]) -> None:
+    """Print the table, the two pairings and the reach (module docstring)."""
     print(table(runs, policies, budgets))
-    comparison = paired(runs, budgets)
-    if comparison:
-        print(comparison)
+    for base, other in (("harvey", "harvey+learned"), ("uniform", "learned")):
+        comparison = paired(runs, budgets, base, other)
+        if comparison:
+            print(comparison)
+    limits = reach(runs)
+    if limits:
+        print(limits)
 
 
 if __name__ == "__main__":
