@@ -265,8 +265,8 @@ def merged(sources: Sequence[str | Path]) -> list[Run]:
 
 
 def kept(runs: list[Run]) -> str:
-    """``runs`` as JSON for the repository: every figure, no command (it names paths of the
-    machine that ran it; ``command_for`` rebuilds it from the other fields)."""
+    """``runs`` as JSON for the repository: every figure, no command line (it names paths
+    of the machine that ran it; the docs give the command of each table instead)."""
     records = []
     for run in sorted(runs, key=lambda r: (r.target, r.policy, budget_order(r.budget), r.seed)):
         record = asdict(run)
@@ -335,7 +335,7 @@ def table(runs: list[Run], policies: list[str], budgets: list[str]) -> str:
         for policy in policies:
             group = grouped.get((policy, budget), [])
             if not group:
-                continue  # never run: no row (the merged table of runs made at times)
+                continue  # never run (a merged table may lack some): no row
             ok = [r for r in group if not r.error]
             small = [r.coverage for r in ok if r.total < LARGE]
             large = [r.coverage for r in ok if r.total >= LARGE]
