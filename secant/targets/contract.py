@@ -483,7 +483,12 @@ class ContractTarget:
         last_case = self._last_case
         most = min(len(case) - 1, len(last_case), len(boundaries) - 1)
         shared = 0
-        while shared < most and case[shared] == last_case[shared] and not case[shared].storage:
+        # Identity first: a mutant shares its seed's Tx objects, and Tx equality compares
+        # every field.
+        while shared < most:
+            tx = case[shared]
+            if tx.storage or (tx is not last_case[shared] and tx != last_case[shared]):
+                break
             shared += 1
         while shared and boundaries[shared] is None:
             shared -= 1

@@ -123,6 +123,8 @@ class PrefixCache:
         self._missed: OrderedDict[TxSeq, int] = OrderedDict()
         # How many entries have each prefix length (``lengths_below``).
         self._lengths: dict[int, int] = {}
+        # Those lengths, longest first: rebuilt when one comes or goes (rare), read per miss.
+        self._by_length: tuple[int, ...] = ()
         # Prefixes to store at their first miss, even mid-run (``expect``).
         self._expected: OrderedDict[TxSeq, None] = OrderedDict()
         self.hits = 0
@@ -158,7 +160,7 @@ class PrefixCache:
 
     def lengths_below(self, length: int) -> list[int]:
         """The prefix lengths shorter than ``length`` that some entry has, longest first."""
-        return sorted((n for n in self._lengths if n < length), reverse=True)
+        return [n for n in self._by_length if n < length]
 
     def longest_head(self, prefix: TxSeq, longer_than: int = 0
                      ) -> tuple[int, PrefixEntry | None]:
@@ -240,7 +242,10 @@ class PrefixCache:
             self._forget_length(len(prefix))
         entry = PrefixEntry(diff, env, recorder, outcomes, nbytes)
         entries[prefix] = entry
-        self._lengths[len(prefix)] = self._lengths.get(len(prefix), 0) + 1
+        count = self._lengths.get(len(prefix), 0)
+        self._lengths[len(prefix)] = count + 1
+        if not count:
+            self._by_length = tuple(sorted(self._lengths, reverse=True))
         if prefix in self._expected:
             del self._expected[prefix]
             self.expected_stores += 1
@@ -258,11 +263,13 @@ class PrefixCache:
             self._lengths[length] = count
         else:
             del self._lengths[length]
+            self._by_length = tuple(sorted(self._lengths, reverse=True))
 
     def clear(self) -> None:
         """Drop every entry (the counters stay)."""
         self._entries.clear()
         self._lengths.clear()
+        self._by_length = ()
         self._missed.clear()
         self._expected.clear()
         self.nbytes = 0

@@ -96,27 +96,39 @@ def _entries(accounts: tuple[int, ...]) -> dict[int, tuple[int, tuple[int, ...]]
     return entries
 
 
-def links(writes: set[SlotKey], reads: set[SlotKey]) -> bool:
-    """Whether some slot of ``writes`` is, or can be made to be, one of ``reads``."""
+def read_shapes(reads: set[SlotKey]) -> set[tuple[Any, int]]:
+    """The (base, depth) of each mapping entry of ``reads`` (for ``links``)."""
+    return {(key[1], len(key[2])) for key in reads if isinstance(key, tuple)}
+
+
+def links(writes: set[SlotKey], reads: set[SlotKey],
+          shapes: set[tuple[Any, int]] | None = None) -> bool:
+    """Whether some slot of ``writes`` is, or can be made to be, one of ``reads``.
+
+    ``shapes``: ``read_shapes(reads)``, when the caller keeps it.
+    """
     if not writes.isdisjoint(reads):
         return True
     # Two entries of one mapping (same base, same depth) can be made one by alignment.
-    shapes = {(key[1], len(key[2])) for key in reads if isinstance(key, tuple)}
+    if shapes is None:
+        shapes = read_shapes(reads)
     return any(isinstance(key, tuple) and (key[1], len(key[2])) in shapes for key in writes)
 
 
-def align(writer: Tx, writes: set[SlotKey], reads: set[SlotKey], reader: Tx) -> Tx:
+def align(writer: Tx, writes: set[SlotKey], reads: set[SlotKey], reader: Tx,
+          pairs: Sequence[tuple[tuple[Any, ...], tuple[Any, ...]]] | None = None) -> Tx:
     """``writer`` changed so that it writes an entry ``reader`` reads.
 
     Nothing changes when a plain slot links them. Otherwise the first linking pair of
     mapping entries decides: each of the writer's keys becomes the account the reader's key
     names there (its sender for ``"caller"``, an argument's value for ``("arg", path)``).
     A sender that changes also replaces the old sender in the writer's address arguments
-    (``mint(to=self)`` keyed by ``to``, named after the caller).
+    (``mint(to=self)`` keyed by ``to``, named after the caller). ``pairs``:
+    ``entry_pairs(writes, reads)``, when the caller keeps it.
     """
     if any(isinstance(key, int) for key in writes & reads):
         return writer
-    for wkey, rkey in _pairs(writes, reads):
+    for wkey, rkey in entry_pairs(writes, reads) if pairs is None else pairs:
         found = [_account(name, reader) for name in rkey[2]]
         wanted = [account for account in found if account is not None]
         if len(wanted) < len(found):
@@ -127,7 +139,7 @@ def align(writer: Tx, writes: set[SlotKey], reads: set[SlotKey], reader: Tx) -> 
     return writer
 
 
-def _pairs(writes: set[SlotKey], reads: set[SlotKey]
+def entry_pairs(writes: set[SlotKey], reads: set[SlotKey]
            ) -> list[tuple[tuple[Any, ...], tuple[Any, ...]]]:
     """Entries of one mapping, one written and one read, in a fixed order.
 

@@ -23,9 +23,10 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from secant.engine.corpus import Seed
-from secant.engine.harvey.dataflow import SlotKey, links
+from secant.engine.harvey.dataflow import SlotKey, links, read_shapes
 from secant.engine.harvey.sequences import SEQUENCE_MODES, FunctionKey, Pools, SequenceMutator
 from secant.engine.mutators import Comparison, Mutation, Mutator
 from secant.types import RunResult, Tx, TxSeq
@@ -52,6 +53,10 @@ class DemandDriven:
         self.sequence_mutator = SequenceMutator(mutator, self.pools, max_length, caller_slots)
         # Functions (contract, signature) for which aggressive mode found new paths.
         self.demanding: set[FunctionKey] = set()
+        # What the demanding functions read, with its mapping shapes, and the (data-flow
+        # version, demanding functions) it was gathered at (``sets_up_demand``).
+        self._wanted: tuple[set[SlotKey], set[tuple[Any, int]]] = (set(), set())
+        self._wanted_at = (-1, -1)
 
     # ------------------------------------------------------------------ demand
     def demands(self, tx: Tx) -> bool:
@@ -113,11 +118,15 @@ class DemandDriven:
         """
         if not self.demanding or result.state_hash in self.pools.states:
             return False
-        reads = self.sequence_mutator.reads
-        wanted: set[SlotKey] = set()
-        for key in self.demanding:
-            wanted |= reads.get(key, set())
-        return links(self.sequence_mutator.written_keys(result), wanted)
+        sequences = self.sequence_mutator
+        if self._wanted_at != (sequences.version, len(self.demanding)):
+            wanted: set[SlotKey] = set()
+            for key in self.demanding:
+                wanted |= sequences.reads.get(key, set())
+            self._wanted = (wanted, read_shapes(wanted))
+            self._wanted_at = (sequences.version, len(self.demanding))
+        wanted, shapes = self._wanted
+        return links(sequences.written_keys(result), wanted, shapes)
 
     # ------------------------------------------------------------------ mutations
     def structural(self, case: TxSeq, rng: random.Random, corpus: Sequence[Seed]

@@ -33,8 +33,16 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
+from typing import Any
 
-from secant.engine.harvey.dataflow import SlotKey, SlotNames, align, links
+from secant.engine.harvey.dataflow import (
+    SlotKey,
+    SlotNames,
+    align,
+    entry_pairs,
+    links,
+    read_shapes,
+)
 from secant.engine.mutators import Mutator
 from secant.types import RunResult, Tx, TxSeq, storage_slot
 
@@ -107,6 +115,17 @@ class SequenceMutator:
         # Data flow through storage, learnt from runs (see the module docstring).
         self.reads: dict[FunctionKey, set[SlotKey]] = {}
         self.writes: dict[FunctionKey, set[SlotKey]] = {}
+        # Counts the changes ``learn_dataflow`` made to ``reads`` and ``writes``: what is
+        # derived from them (below, and ``DemandDriven``'s union of demanded reads) is kept
+        # until it moves, or until the dicts themselves are replaced.
+        self.version = 0
+        # Per reader: the functions whose writes link to its reads, and per (reader,
+        # writer) the mapping entries that pair up (``align``). Structural mutations ask
+        # for them at every insertion, and new knowledge comes with new seeds only.
+        self._linked: dict[FunctionKey, list[FunctionKey]] = {}
+        self._pairs: dict[tuple[FunctionKey, FunctionKey],
+                          list[tuple[tuple[Any, ...], tuple[Any, ...]]]] = {}
+        self._derived_from: tuple[int, int, int] = (0, id(self.reads), id(self.writes))
         # Mapping entries named by the accounts keying them (none when caller_slots is
         # off: every slot is then a number).
         # The accounts: the senders, the deployed contracts and the zero address (what
@@ -128,6 +147,7 @@ class SequenceMutator:
     def learn_dataflow(self, result: RunResult) -> None:
         """Record the slots each transaction of a run wrote and the last one read."""
         marks, sstores = result.write_marks, result.writes
+        known = self._known()
         for index, tx in enumerate(result.case):
             end = marks[index + 1] if index + 1 < len(marks) else len(sstores)
             start = marks[index] if index < len(marks) else end
@@ -142,6 +162,13 @@ class SequenceMutator:
                 if tx == last}
         if read:
             self.reads.setdefault((reader.to, reader.function), set()).update(read)
+        if self._known() != known:
+            self.version += 1
+
+    def _known(self) -> tuple[int, int]:
+        """How much of the data flow is known (the sets only grow)."""
+        return (sum(len(slots) for slots in self.reads.values()) + len(self.reads),
+                sum(len(slots) for slots in self.writes.values()) + len(self.writes))
 
     def writer_chain(self, before: Tx, rng: random.Random, room: int) -> tuple[Tx, ...]:
         """Writers to insert before ``before``, in order.
@@ -167,10 +194,20 @@ class SequenceMutator:
         When what links them is a mapping entry keyed by accounts, the writer is aligned
         with ``before`` (``secant.engine.harvey.dataflow.align``): only then is it the same entry.
         """
-        wanted = self.reads.get((before.to, before.function))
+        reader = (before.to, before.function)
+        wanted = self.reads.get(reader)
         if not wanted:
             return None
-        writers = [key for key, slots in self.writes.items() if links(slots, wanted)]
+        derived_from = (self.version, id(self.reads), id(self.writes))
+        if self._derived_from != derived_from:
+            self._linked.clear()
+            self._pairs.clear()
+            self._derived_from = derived_from
+        writers = self._linked.get(reader)
+        if writers is None:
+            shapes = read_shapes(wanted)
+            writers = self._linked[reader] = [key for key, slots in self.writes.items()
+                                              if links(slots, wanted, shapes)]
         if not writers:
             return None
         to, signature = writers[rng.randrange(len(writers))]
@@ -180,7 +217,11 @@ class SequenceMutator:
         else:
             spec = self.mutator.spec(Tx(signature, (), 0, to=to))
             writer = self.mutator.random_tx(spec, rng)
-        return align(writer, self.writes[(to, signature)], wanted, before)
+        written = self.writes[(to, signature)]
+        pairs = self._pairs.get((reader, (to, signature)))
+        if pairs is None:
+            pairs = self._pairs[(reader, (to, signature))] = entry_pairs(written, wanted)
+        return align(writer, written, wanted, before, pairs)
 
     def writers_of(self, slots: set[int], reader: Tx, rng: random.Random) -> list[Tx]:
         """A fresh call of each function known to write one of ``slots``, for ``reader``.

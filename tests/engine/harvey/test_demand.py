@@ -108,6 +108,17 @@ def test_runs_that_move_a_demanded_slot_join_the_pools() -> None:
     assert off.pools.sequences == []
 
 
+def test_what_demanding_functions_read_is_gathered_again_when_it_grows() -> None:
+    driven = demand()
+    bar = (call("Bar"),)
+    driven.learn(run_of(bar, reads=[(X, 0)]))  # Bar reads x
+    driven.probe_hit(bar)
+    moves_y = run_of((call("SetY", 5),), writes=[(0, Y)], state=80)
+    assert not driven.sets_up_demand(moves_y)  # Bar does not read y (yet)
+    driven.learn(run_of(bar, reads=[(Y, 5)]))  # now it does
+    assert driven.sets_up_demand(moves_y)
+
+
 def test_structural_mutations_in_two_steps_of_three() -> None:
     driven = demand("eager")
     rng = random.Random(2)

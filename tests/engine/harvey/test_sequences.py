@@ -163,3 +163,22 @@ def test_a_write_keyed_by_an_address_argument_links_with_that_accounts_reads() -
     # What the grant moved is an entry of the mapping demanding readers read.
     assert seqs.written_keys(run_of((given,), [(0, mapping_slot(alice, 4))], [])) == {
         ("map", 4, (("arg", (0,)),))}
+
+
+def test_writers_learnt_after_a_structural_mutation_are_inserted_too() -> None:
+    seqs = SequenceMutator(Mutator(SPECS, SENDERS, Dictionary()), Pools())
+    reader = tx("t")
+    seqs.learn_dataflow(run_of((tx("a"), reader), [(0, 7)], [7, 8]))
+    rng = random.Random(3)
+    assert {seqs.writer_tx(reader, rng).function for _ in range(20)} == {"a(uint256)"}
+    # b writes the other slot t reads: learnt now, it must be drawn as well.
+    version = seqs.version
+    seqs.learn_dataflow(run_of((tx("b"),), [(0, 8)], []))
+    assert seqs.version == version + 1
+    assert {seqs.writer_tx(reader, rng).function for _ in range(40)} == {"a(uint256)",
+                                                                          "b(uint256)"}
+    seqs.learn_dataflow(run_of((tx("b"),), [(0, 8)], []))  # nothing new
+    assert seqs.version == version + 1
+    # Data flow given whole (as a resumed or imported campaign may) is read afresh.
+    seqs.writes = {(None, "c(uint256)"): {7}}
+    assert {seqs.writer_tx(reader, rng).function for _ in range(20)} == {"c(uint256)"}
