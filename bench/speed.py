@@ -621,12 +621,17 @@ def budget(target: Target, args: argparse.Namespace) -> int:
     return max(1, round(target.execs * float(args.execs_scale)))
 
 
-def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_baseline_options(parser: argparse.ArgumentParser) -> None:
+    """``--baseline REV`` and ``--baseline-path DIR`` (``baseline_version``'s arguments)."""
     parser.add_argument("--baseline", default=DEFAULT_BASELINE, metavar="REV",
                         help=f"the baseline commit (default {DEFAULT_BASELINE})")
     parser.add_argument("--baseline-path", type=Path, metavar="DIR",
                         help="an existing checkout to use as the baseline instead")
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_baseline_options(parser)
     parser.add_argument("--only", action="append", default=[], metavar="TARGET",
                         help="time only this target (repeatable; see --list)")
     parser.add_argument("--configs", default=",".join(CONFIGS),
