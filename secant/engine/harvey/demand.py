@@ -53,10 +53,11 @@ class DemandDriven:
         self.sequence_mutator = SequenceMutator(mutator, self.pools, max_length, caller_slots)
         # Functions (contract, signature) for which aggressive mode found new paths.
         self.demanding: set[FunctionKey] = set()
-        # What the demanding functions read, with its mapping shapes, and the (data-flow
-        # version, demanding functions) it was gathered at (``sets_up_demand``).
+        # What the demanding functions read, with its mapping shapes, and the (data flow's
+        # ``flow_key``, number of demanding functions) it was gathered at
+        # (``sets_up_demand``; both only grow).
         self._wanted: tuple[set[SlotKey], set[tuple[Any, int]]] = (set(), set())
-        self._wanted_at = (-1, -1)
+        self._wanted_at: tuple[tuple[int, int, int], int] | None = None
 
     # ------------------------------------------------------------------ demand
     def demands(self, tx: Tx) -> bool:
@@ -119,12 +120,13 @@ class DemandDriven:
         if not self.demanding or result.state_hash in self.pools.states:
             return False
         sequences = self.sequence_mutator
-        if self._wanted_at != (sequences.version, len(self.demanding)):
+        gathered_at = (sequences.flow_key, len(self.demanding))
+        if self._wanted_at != gathered_at:
             wanted: set[SlotKey] = set()
             for key in self.demanding:
                 wanted |= sequences.reads.get(key, set())
             self._wanted = (wanted, read_shapes(wanted))
-            self._wanted_at = (sequences.version, len(self.demanding))
+            self._wanted_at = gathered_at
         wanted, shapes = self._wanted
         return links(sequences.written_keys(result), wanted, shapes)
 

@@ -117,7 +117,7 @@ class SequenceMutator:
         self.writes: dict[FunctionKey, set[SlotKey]] = {}
         # Counts the changes ``learn_dataflow`` made to ``reads`` and ``writes``: what is
         # derived from them (below, and ``DemandDriven``'s union of demanded reads) is kept
-        # until it moves, or until the dicts themselves are replaced.
+        # while ``flow_key`` stays the same.
         self.version = 0
         # Per reader: the functions whose writes link to its reads, and per (reader,
         # writer) the mapping entries that pair up (``align``). Structural mutations ask
@@ -125,7 +125,7 @@ class SequenceMutator:
         self._linked: dict[FunctionKey, list[FunctionKey]] = {}
         self._pairs: dict[tuple[FunctionKey, FunctionKey],
                           list[tuple[tuple[Any, ...], tuple[Any, ...]]]] = {}
-        self._derived_from: tuple[int, int, int] = (0, id(self.reads), id(self.writes))
+        self._derived_from = self.flow_key
         # Mapping entries named by the accounts keying them (none when caller_slots is
         # off: every slot is then a number).
         # The accounts: the senders, the deployed contracts and the zero address (what
@@ -165,6 +165,14 @@ class SequenceMutator:
         if self._known() != known:
             self.version += 1
 
+    @property
+    def flow_key(self) -> tuple[int, int, int]:
+        """Equal while ``reads`` and ``writes`` are unchanged: what is derived from them holds.
+
+        Changes by ``learn_dataflow`` (``version``) and dicts put in their place count.
+        """
+        return (self.version, id(self.reads), id(self.writes))
+
     def _known(self) -> tuple[int, int]:
         """How much of the data flow is known (the sets only grow)."""
         return (sum(len(slots) for slots in self.reads.values()) + len(self.reads),
@@ -198,11 +206,10 @@ class SequenceMutator:
         wanted = self.reads.get(reader)
         if not wanted:
             return None
-        derived_from = (self.version, id(self.reads), id(self.writes))
-        if self._derived_from != derived_from:
+        if self._derived_from != self.flow_key:
             self._linked.clear()
             self._pairs.clear()
-            self._derived_from = derived_from
+            self._derived_from = self.flow_key
         writers = self._linked.get(reader)
         if writers is None:
             shapes = read_shapes(wanted)
