@@ -82,9 +82,13 @@ def collected(log: str) -> int | None:
     return int(found[-1].replace(",", "")) if found else None
 
 
-def command(version: Version, arguments: list[str], execs: int, seed: int, out: Path,
+def command(arguments: list[str], execs: int, seed: int, out: Path,
             profile: Path | None) -> list[str]:
-    """``secant fuzz`` of ``version`` on ``arguments``; under callgrind when ``profile``."""
+    """``secant fuzz`` on ``arguments``; under callgrind when ``profile``.
+
+    Which version runs is the environment's choice (``environment``: its tree first on
+    the path), so the command is the same for both.
+    """
     fuzz = [sys.executable, "-c", LAUNCH, "fuzz", *arguments, "--execs", str(execs),
             "--seed", str(seed), "--out", str(out), "--force"]
     if profile is None:
@@ -117,14 +121,14 @@ def count(version: Version, arguments: list[str], budgets: tuple[int, int], seed
         return result
     env = environment(version)
     warm = folder / "warm-up"
-    subprocess.run(command(version, arguments, 20, seed, warm, None), env=env, cwd=folder,
+    subprocess.run(command(arguments, 20, seed, warm, None), env=env, cwd=folder,
                    capture_output=True, timeout=RUN_TIMEOUT_S, check=False)
     for execs in budgets:
         out = folder / f"execs-{execs}"
         out.mkdir(parents=True, exist_ok=True)
         log = folder / f"execs-{execs}.log"
         with log.open("w", encoding="utf-8") as sink:
-            subprocess.run(command(version, arguments, execs, seed, out / "campaign",
+            subprocess.run(command(arguments, execs, seed, out / "campaign",
                                    folder / f"callgrind-{execs}.out"),
                            stdout=sink, stderr=subprocess.STDOUT, env=env, cwd=folder,
                            timeout=RUN_TIMEOUT_S, check=False)

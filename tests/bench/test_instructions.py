@@ -35,8 +35,8 @@ def test_one_execution_is_the_difference_of_two_budgets_over_their_executions() 
 
 def test_the_counted_run_is_secant_fuzz_under_callgrind(tmp_path: Path) -> None:
     version = INSTRUCTIONS.Version("head", tmp_path, "abc")
-    plain = INSTRUCTIONS.command(version, ["T.sol"], 20, 0, tmp_path / "o", None)
-    counted = INSTRUCTIONS.command(version, ["T.sol"], 20, 0, tmp_path / "o", tmp_path / "cg")
+    plain = INSTRUCTIONS.command(["T.sol"], 20, 0, tmp_path / "o", None)
+    counted = INSTRUCTIONS.command(["T.sol"], 20, 0, tmp_path / "o", tmp_path / "cg")
     assert counted[:3] == ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp_path}/cg"]
     assert counted[3:] == plain
     assert plain[plain.index("--execs") + 1] == "20" and "fuzz" in plain

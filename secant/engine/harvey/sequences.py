@@ -206,10 +206,11 @@ class SequenceMutator:
         wanted = self.reads.get(reader)
         if not wanted:
             return None
-        if self._derived_from != self.flow_key:
+        flow_key = self.flow_key
+        if self._derived_from != flow_key:
             self._linked.clear()
             self._pairs.clear()
-            self._derived_from = self.flow_key
+            self._derived_from = flow_key
         writers = self._linked.get(reader)
         if writers is None:
             shapes = read_shapes(wanted)
