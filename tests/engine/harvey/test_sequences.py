@@ -88,7 +88,9 @@ def test_stacked_mutations_keep_the_invariants() -> None:
         if out is not None:
             assert out[0][-1] == tx("t", 7) and len(out[0]) <= 5
             stacked += "+" in out[1]
-    assert stacked > 50
+    # Two or more steps took effect in about a quarter of the 200 draws (50 on average
+    # over seeds 0-199, never under 33): well above 20 whatever the seed, 0 without stacking.
+    assert stacked > 20
 
 
 def mapping_slot(key: int, base: int) -> int:
