@@ -123,7 +123,8 @@ def targets_of(args: argparse.Namespace) -> list[Target]:
 
     A manifest's contract is found in its package as ``secant learn dataset`` installed it
     (the user cache; installed again if it is gone), and fuzzed as the corpus ran it: as a
-    plain contract (``--harness echidna``) without the code size limit.
+    plain contract (``--harness echidna``) without the code size limit, compiled with the
+    release the manifest names (older manifests name none: the newest the pragma allows).
     """
     found: list[Target] = []
     if args.manifest is not None:
@@ -138,9 +139,10 @@ def targets_of(args: argparse.Namespace) -> list[Target]:
             package, version = entry["package"], entry["version"]
             if (package, version) not in folders:
                 folders[(package, version)] = install_package(pin(package, version))
+            solc = ["--solc-version", entry["solc"]] if entry.get("solc") else []
             found.append(Target(folders[(package, version)] / entry["source"],
                                 entry["contract"],
-                                ["--harness", "echidna", "--unlimited-code-size"]))
+                                ["--harness", "echidna", "--unlimited-code-size", *solc]))
     for text in args.contract or []:
         file, _, name = text.rpartition(":")
         if not file:

@@ -31,9 +31,11 @@ if TYPE_CHECKING:
 LEARN_HELP = ("The learned policy (ILF): build its dataset from a pinned corpus, train its "
               "networks.")
 
-DEFAULT_SECONDS = 20.0
-"""Seconds of expert per contract: with about 300 kept contracts and two jobs, a full
-corpus run (compilation and deployment included) stays under two hours."""
+DEFAULT_SECONDS: float | None = None
+"""No wall-time cap on the expert per contract: its budget is ``--transactions`` (and each
+query's deterministic resource limit), so the dataset, and the model trained on it, are the
+same on any machine. A cap (``--seconds``) cuts the slow contracts where a slower or busier
+machine is, and their steps then differ from run to run."""
 
 DEFAULT_TRANSACTIONS = 150
 """Transactions the expert chooses at most per contract (it often stops earlier)."""
@@ -60,8 +62,10 @@ def dataset_command(
                          "the pinned corpus.")] = None,
     limit: Annotated[int | None, typer.Option(
         "--limit", help="At most N kept contracts per package (a quick run).")] = None,
-    seconds: Annotated[float, typer.Option(
-        "--seconds", help="Expert time per contract.")] = DEFAULT_SECONDS,
+    seconds: Annotated[float | None, typer.Option(
+        "--seconds", help="Cap the expert's wall time per contract (default: none, so "
+                          "the dataset does not depend on the machine's speed).",
+        show_default=False)] = DEFAULT_SECONDS,
     transactions: Annotated[int, typer.Option(
         "--transactions", help="Transactions the expert chooses at most per contract."
     )] = DEFAULT_TRANSACTIONS,
@@ -78,8 +82,9 @@ def dataset_command(
     """
     if limit is not None and limit < 1:
         raise SecantError("--limit must be at least 1", "leave it out for the whole corpus")
-    if seconds <= 0:
-        raise SecantError("--seconds must be more than 0", "give the expert time per contract")
+    if seconds is not None and seconds <= 0:
+        raise SecantError("--seconds must be more than 0",
+                          "leave it out for no cap on the expert's time")
     if transactions < 1:
         raise SecantError("--transactions must be at least 1", "use 1 or more")
     if jobs < 1:
@@ -98,16 +103,16 @@ def dataset_command(
 
 
 def build_dataset(out: Path, *, packages: str | None, source: Path | None, limit: int | None,
-                  seconds: float, transactions: int, seed: int, jobs: int,
+                  seconds: float | None, transactions: int, seed: int, jobs: int,
                   say: Any) -> str:
     """Enumerate, deduplicate, run the expert; return the closing summary line."""
-    from secant.compile import SolcManager
     from secant.files import write_atomic
     from secant.learn.corpus import (
         MANIFEST_FILE,
         PINS,
         CorpusContract,
         CorpusError,
+        corpus_solc,
         enumerate_package,
         install_package,
         pin_of,
@@ -151,7 +156,7 @@ def build_dataset(out: Path, *, packages: str | None, source: Path | None, limit
     entries: list[CorpusContract] = []
     seen: dict[str, str] = {}
     started = time.perf_counter()
-    with SolcManager(allow_install=True) as manager:
+    with corpus_solc() as manager:
         for name, version, root, files, _ in groups:
             if root is None:
                 continue
@@ -211,8 +216,12 @@ def _finish(entry: Any, result: tuple[str, str, int, float], say: Any) -> None:
 
 
 def run_expert(path: str, contract: str, data_file: str, package: str, source: str,
-               seconds: float, transactions: int, seed: int) -> tuple[str, str, int, float]:
-    """Run the expert on one contract; write its dataset file (status, reason, steps, s)."""
+               seconds: float | None, transactions: int, seed: int
+               ) -> tuple[str, str, int, float]:
+    """Run the expert on one contract; write its dataset file (status, reason, steps, s).
+
+    ``seconds``: a cap on its wall time (None: none, the dataset then depends on no clock).
+    """
     from secant.learn.expert import ExpertPolicy
 
     return _dataset_campaign(
@@ -243,7 +252,7 @@ def label_contract(path: str, contract: str, model_file: str, labels_file: str,
 
 
 def _dataset_campaign(path: str, contract: str, data_file: str, package: str, source: str,
-                      seconds: float, transactions: int, seed: int,
+                      seconds: float | None, transactions: int, seed: int,
                       policy: Callable[[PolicyContext, DatasetWriter], Policy],
                       nothing: str) -> tuple[str, str, int, float]:
     """One corpus contract's campaign under ``policy``, which writes dataset steps.
@@ -259,7 +268,7 @@ def _dataset_campaign(path: str, contract: str, data_file: str, package: str, so
     from secant.campaign.plan import Selection, plan
     from secant.compile import CompileOptions, load
     from secant.engine.config import FuzzConfig
-    from secant.learn.corpus import CORPUS_CHAIN
+    from secant.learn.corpus import CORPUS_CHAIN, corpus_solc
     from secant.learn.dataset import DatasetWriter
 
     started = time.perf_counter()
@@ -267,7 +276,8 @@ def _dataset_campaign(path: str, contract: str, data_file: str, package: str, so
     partial = final.with_name(final.name + ".partial")
     partial.unlink(missing_ok=True)
     try:
-        compilations = load([Path(path)], CompileOptions())
+        with corpus_solc() as manager:  # the compiler the corpus chose for this file
+            compilations = load([Path(path)], CompileOptions(), manager=manager)
         config = CampaignConfig(FuzzConfig(seed=seed, max_execs=transactions,
                                            max_time=seconds), out=None, shrink_limit=0)
         [chosen] = plan(compilations, Selection(contract=contract, harness="echidna"),

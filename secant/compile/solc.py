@@ -399,9 +399,17 @@ class SolcManager:
     Use as a context manager (or call :meth:`close`) so node processes end with the run.
     """
 
-    def __init__(self, allow_install: bool = True, use_native: bool = True) -> None:
+    def __init__(self, allow_install: bool = True, use_native: bool = True,
+                 newest: Version | None = None) -> None:
+        """A manager; ``newest`` caps the releases it chooses among.
+
+        With ``newest``, no native compiler is chosen either (whichever the machine has):
+        the choice then depends on the pragma alone, so a pinned corpus compiles the same
+        when solc releases more.
+        """
         self.allow_install = allow_install
-        self.use_native = use_native
+        self.use_native = use_native and newest is None
+        self.newest = newest
         self._compilers: dict[tuple[str, Version], Compiler] = {}
         self.notes: list[str] = []
 
@@ -423,7 +431,8 @@ class SolcManager:
         native = find_native() if self.use_native else None
         if native is not None:
             found.add(native.version)
-        return found
+        newest = self.newest
+        return found if newest is None else {v for v in found if v <= newest}
 
     def select(self, pragma: VersionRange, requested: str | None = None,
                where: str = "the sources") -> tuple[str, Version]:
@@ -452,7 +461,16 @@ class SolcManager:
         if native is not None and pragma.contains(native.version):
             return "native", native.version
         candidates = set(remote_versions()) | set(installed_versions())
+        if self.newest is not None:
+            candidates = {v for v in candidates if v <= self.newest}
         newest = pragma.newest(candidates)
+        if newest is None and self.newest is not None:
+            raise PragmaUnsatisfiable(
+                f"no solc release up to {format_version(self.newest)} satisfies 'pragma "
+                f"solidity {pragma.text}' in {where}",
+                "these sources need a newer compiler than the pinned set allows: leave "
+                "them out, or raise the cap",
+            )
         if newest is None:
             raise PragmaUnsatisfiable(
                 f"no solc release satisfies 'pragma solidity {pragma.text}' in {where}",
@@ -460,7 +478,8 @@ class SolcManager:
                 f"{format_version(max(candidates))}), or pass --solc-version",
             )
         if not is_installed(newest):
-            fallback = pragma.newest(set(installed_versions()))
+            fallback = pragma.newest({v for v in installed_versions()
+                                      if self.newest is None or v <= self.newest})
             try:
                 self._install(newest)
             except CompilerUnavailable:

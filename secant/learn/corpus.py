@@ -65,14 +65,15 @@ from secant.abi import keccak256
 from secant.chain.chain import ChainConfig, TestChain
 from secant.compile import CompileOptions, SolcManager
 from secant.compile.cache import cache_root
+from secant.compile.semver import Version
 from secant.compile.solc import npm_executable
 from secant.compile.solidity import compile_sources, gather
 from secant.errors import SecantError
 from secant.evm.analysis import code_end
 
-__all__ = ["CORPUS_CHAIN", "HELD_OUT", "MANIFEST_FILE", "PINS", "CorpusContract", "CorpusError",
-           "PackagePin", "enumerate_package", "install_package", "pin_of", "read_manifest",
-           "runtime_hash", "source_files", "split_of"]
+__all__ = ["CORPUS_CHAIN", "CORPUS_SOLC", "HELD_OUT", "MANIFEST_FILE", "PINS", "CorpusContract",
+           "CorpusError", "PackagePin", "corpus_solc", "enumerate_package", "install_package",
+           "pin_of", "read_manifest", "runtime_hash", "source_files", "split_of"]
 
 MANIFEST_FILE = "manifest.json"
 
@@ -116,6 +117,17 @@ PINS: tuple[PackagePin, ...] = (
     PackagePin("@gnosis.pm/safe-contracts", "1.3.0", ("contracts",)),
 )
 """The corpus (module docstring: the versions and why)."""
+
+CORPUS_SOLC: Version = (0, 8, 37)
+"""The newest solc release the corpus compiles with (its files take the newest release their
+pragma allows up to this one, never a native compiler): the pins fix the sources, this the
+compilers, so the corpus builds the same code after solc releases more."""
+
+
+def corpus_solc(allow_install: bool = True) -> SolcManager:
+    """A compiler manager that chooses as the corpus does (:data:`CORPUS_SOLC`)."""
+    return SolcManager(allow_install=allow_install, newest=CORPUS_SOLC)
+
 
 HELD_OUT = frozenset({"solmate", "@uniswap/v2-core"})
 """Pinned packages whose contracts are held out of training (module docstring)."""
@@ -162,6 +174,9 @@ class CorpusContract:
     """The key of the contract this one duplicates."""
     steps: int = 0
     seconds: float = 0.0
+    solc: str = ""
+    """The compiler release the file was compiled with (``0.8.37``; "" in manifests
+    written before it was kept): the expert's campaign and ``bench/ilf.py`` compile with it."""
     path: str = field(default="", repr=False)
     """The file on this machine (not written to the manifest)."""
 
@@ -271,7 +286,7 @@ def enumerate_package(package: str, version: str, root: Path, files: Iterable[Pa
     """
     options = CompileOptions()
     own = manager is None
-    active = manager or SolcManager(allow_install=True)
+    active = manager or corpus_solc()
     entries: list[CorpusContract] = []
     split = split_of(package)
     kept = 0
@@ -299,6 +314,7 @@ def enumerate_package(package: str, version: str, root: Path, files: Iterable[Pa
                 if not contract.deployable:
                     continue  # abstract, interface or library
                 entry = CorpusContract(package, version, source, contract.name, split=split,
+                                       solc=contract.compiler.removeprefix("solc "),
                                        path=str(file))
                 entries.append(entry)
                 try:

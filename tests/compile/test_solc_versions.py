@@ -129,3 +129,24 @@ def test_sources_without_a_pragma_that_the_newest_refuses_get_an_older_line() ->
         "add(uint256)", "total()"}
     assert any("states no solidity version and does not compile with the newest solc; "
                "compiled with solc 0.4.26" in note for note in notes)
+
+
+def test_a_cap_on_the_newest_release_fixes_the_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A corpus's compilers: the newest release up to the cap, never the machine's solc."""
+    from types import SimpleNamespace
+
+    from secant.compile import solc
+    from secant.compile.semver import VersionRange
+
+    releases = [(0, 8, 19), (0, 8, 20), (0, 8, 21), (0, 8, 30)]
+    monkeypatch.setattr(solc, "remote_versions", lambda refresh=False: releases)
+    monkeypatch.setattr(solc, "installed_versions", lambda: [(0, 8, 30)])
+    monkeypatch.setattr(solc, "is_installed", lambda version: True)
+    monkeypatch.setattr(solc, "find_native", lambda: SimpleNamespace(version=(0, 8, 25)))
+    pragma = VersionRange.parse("^0.8.0")
+    assert SolcManager().select(pragma) == ("native", (0, 8, 25))
+    capped = SolcManager(newest=(0, 8, 20))
+    assert capped.select(pragma) == ("solc-js", (0, 8, 20))
+    assert capped.candidates() == {(0, 8, 19), (0, 8, 20)}
+    with pytest.raises(solc.PragmaUnsatisfiable, match="up to 0.8.20"):
+        capped.select(VersionRange.parse(">=0.8.21"))
