@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -36,6 +35,12 @@ DEFAULT_SECONDS: float | None = None
 query's deterministic resource limit), so the dataset, and the model trained on it, are the
 same on any machine. A cap (``--seconds``) cuts the slow contracts where a slower or busier
 machine is, and their steps then differ from run to run."""
+
+CAMPAIGN_MODULES = (__name__, "secant.campaign.campaign", "secant.campaign.plan",
+                    "secant.compile", "secant.learn.dataset", "secant.learn.expert",
+                    "secant.learn.ilf", "secant.learn.dagger")
+"""What a corpus campaign's process needs, imported once by the server its processes are
+forked from (``secant.learn.corpus.campaign_pool``)."""
 
 DEFAULT_TRANSACTIONS = 150
 """Transactions the expert chooses at most per contract (it often stops earlier)."""
@@ -112,6 +117,7 @@ def build_dataset(out: Path, *, packages: str | None, source: Path | None, limit
         PINS,
         CorpusContract,
         CorpusError,
+        campaign_pool,
         corpus_solc,
         enumerate_package,
         install_package,
@@ -184,17 +190,11 @@ def build_dataset(out: Path, *, packages: str | None, source: Path | None, limit
     todo = [entry for entry in entries if entry.status == "kept"]
     tasks = [(entry.path, entry.contract, str(out / "data" / (entry.key + ".jsonl")),
               entry.package, entry.source, seconds, transactions, seed) for entry in todo]
-    if jobs == 1 or len(tasks) <= 1:
-        results = (run_expert(*task) for task in tasks)
-        for entry, result in zip(todo, results, strict=True):
-            _finish(entry, result, say)
+    with campaign_pool(jobs, CAMPAIGN_MODULES) as pool:
+        futures = [pool.submit(run_expert, *task) for task in tasks]
+        for entry, future in zip(todo, futures, strict=True):
+            _finish(entry, future.result(), say)
             save()
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(run_expert, *task) for task in tasks]
-            for entry, future in zip(todo, futures, strict=True):
-                _finish(entry, future.result(), say)
-                save()
     steps = sum(entry.steps for entry in entries if entry.status == "done")
     ran = sum(1 for entry in entries if entry.status in ("done", "no-steps"))
     return (f"dataset: {ran} contracts, {steps} steps, {_counts(entries)}; "
@@ -462,4 +462,5 @@ def dagger_command(
     say = (lambda line: None) if quiet else (lambda line: typer.echo(line, err=True))
     typer.echo(run_dagger(dataset, model, label_contract, rounds=rounds, out=out,
                           seconds=seconds, transactions=transactions, seed=seed, jobs=jobs,
-                          beta=beta, epochs=epochs, hidden=hidden, source=source, say=say))
+                          beta=beta, epochs=epochs, hidden=hidden, source=source,
+                          preload=CAMPAIGN_MODULES, say=say))

@@ -52,11 +52,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,8 +74,9 @@ from secant.errors import SecantError
 from secant.evm.analysis import code_end
 
 __all__ = ["CORPUS_CHAIN", "CORPUS_SOLC", "HELD_OUT", "MANIFEST_FILE", "PINS", "CorpusContract",
-           "CorpusError", "PackagePin", "corpus_solc", "enumerate_package", "install_package",
-           "pin_of", "read_manifest", "runtime_hash", "source_files", "split_of"]
+           "CorpusError", "PackagePin", "campaign_pool", "corpus_solc", "enumerate_package",
+           "install_package", "pin_of", "read_manifest", "runtime_hash", "source_files",
+           "split_of"]
 
 MANIFEST_FILE = "manifest.json"
 
@@ -127,6 +130,21 @@ compilers, so the corpus builds the same code after solc releases more."""
 def corpus_solc(allow_install: bool = True) -> SolcManager:
     """A compiler manager that chooses as the corpus does (:data:`CORPUS_SOLC`)."""
     return SolcManager(allow_install=allow_install, newest=CORPUS_SOLC)
+
+
+def campaign_pool(jobs: int, preload: Sequence[str] = ()) -> ProcessPoolExecutor:
+    """Worker processes for the corpus's campaigns, a fresh one for each campaign.
+
+    Why: z3 numbers its terms in the order a process creates them, and its simplifier orders
+    the arguments of a sum or a conjunction by those numbers, so an expert campaign that runs
+    after others in the same process may choose otherwise (another sender, another value)
+    than the same campaign alone: the dataset would depend on the packages built before and
+    on ``--jobs``. Each campaign runs in its own process, forked from a server that has
+    imported ``preload`` (the modules of the task function: secant, z3) and built no term.
+    """
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(preload))
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, max_tasks_per_child=1)
 
 
 HELD_OUT = frozenset({"solmate", "@uniswap/v2-core"})

@@ -67,7 +67,6 @@ import json
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -340,9 +339,12 @@ def run_dagger(corpus: Path, model: Path, label_contract: LabelContract, *, roun
                out: Path, seconds: float = DEFAULT_DAGGER_SECONDS,
                transactions: int = DEFAULT_DAGGER_TRANSACTIONS, seed: int = 0, jobs: int = 1,
                beta: float = DEFAULT_BETA, epochs: int = 5, hidden: int = 100,
-               threads: int = 1, source: Path | None = None,
+               threads: int = 1, source: Path | None = None, preload: Sequence[str] = (),
                say: Callable[[str], None] = lambda line: None) -> str:
     """Run ``rounds`` rounds of DAgger on ``corpus`` from ``model``; write ``out``.
+
+    Each contract's labelling runs in a process of its own (``campaign_pool``, with
+    ``preload`` imported by the server they are forked from).
 
     Returns the closing summary line. Raises :class:`SecantError` for a corpus without a
     manifest or training data, a model that does not load, or a round folder written with
@@ -351,7 +353,7 @@ def run_dagger(corpus: Path, model: Path, label_contract: LabelContract, *, roun
     import importlib.util
 
     from secant.files import write_atomic
-    from secant.learn.corpus import MANIFEST_FILE, CorpusContract, read_manifest
+    from secant.learn.corpus import MANIFEST_FILE, CorpusContract, campaign_pool, read_manifest
     from secant.learn.network import LearnedModel
 
     manifest_path = corpus / MANIFEST_FILE
@@ -427,16 +429,11 @@ def run_dagger(corpus: Path, model: Path, label_contract: LabelContract, *, roun
             tasks.append((n, (str(path), row["contract"], str(current), str(labels),
                               row["package"], row["source"], seconds, transactions, seed,
                               beta)))
-        if jobs == 1 or len(tasks) <= 1:
-            for n, task in tasks:
-                _finish(rows[n], label_contract(*task), say)
+        with campaign_pool(jobs, preload) as pool:
+            futures = [(n, pool.submit(label_contract, *task)) for n, task in tasks]
+            for n, future in futures:
+                _finish(rows[n], future.result(), say)
                 save()
-        else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                futures = [(n, pool.submit(label_contract, *task)) for n, task in tasks]
-                for n, future in futures:
-                    _finish(rows[n], future.result(), say)
-                    save()
         # The union: the corpus's steps, then every round's labels so far.
         splits: dict[str, list[Path]] = {"train": [], "held-out": []}
         labelled = 0
