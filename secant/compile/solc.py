@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -431,8 +432,12 @@ class SolcManager:
         native = find_native() if self.use_native else None
         if native is not None:
             found.add(native.version)
+        return self._capped(found)
+
+    def _capped(self, versions: Iterable[Version]) -> set[Version]:
+        """``versions`` up to :attr:`newest` (all of them without a cap)."""
         newest = self.newest
-        return found if newest is None else {v for v in found if v <= newest}
+        return set(versions) if newest is None else {v for v in versions if v <= newest}
 
     def select(self, pragma: VersionRange, requested: str | None = None,
                where: str = "the sources") -> tuple[str, Version]:
@@ -460,9 +465,7 @@ class SolcManager:
             return "solc-js", version
         if native is not None and pragma.contains(native.version):
             return "native", native.version
-        candidates = set(remote_versions()) | set(installed_versions())
-        if self.newest is not None:
-            candidates = {v for v in candidates if v <= self.newest}
+        candidates = self._capped(set(remote_versions()) | set(installed_versions()))
         newest = pragma.newest(candidates)
         if newest is None and self.newest is not None:
             raise PragmaUnsatisfiable(
@@ -478,8 +481,7 @@ class SolcManager:
                 f"{format_version(max(candidates))}), or pass --solc-version",
             )
         if not is_installed(newest):
-            fallback = pragma.newest({v for v in installed_versions()
-                                      if self.newest is None or v <= self.newest})
+            fallback = pragma.newest(self._capped(installed_versions()))
             try:
                 self._install(newest)
             except CompilerUnavailable:

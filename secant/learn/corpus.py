@@ -194,7 +194,8 @@ class CorpusContract:
     seconds: float = 0.0
     solc: str = ""
     """The compiler release the file was compiled with (``0.8.37``; "" in manifests
-    written before it was kept): the expert's campaign and ``bench/ilf.py`` compile with it."""
+    written before it was kept): ``bench/ilf.py`` compiles with it, and the expert's
+    campaign chooses the same (:func:`corpus_solc`)."""
     path: str = field(default="", repr=False)
     """The file on this machine (not written to the manifest)."""
 
