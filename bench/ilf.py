@@ -5,8 +5,8 @@ Usage::
     .venv/bin/python bench/ilf.py --manifest CORPUS/manifest.json [--split held-out] \\
         [--contract FILE:NAME]... [--policies uniform,learned,expert,mix,harvey,harvey+learned] \\
         [--seeds 0,1,2] [--budgets 1000tx,2000tx,60s,300s] [--model FILE] \\
-        [--learned-share 0.1] [--limit N] [--only REGEX]... [--out ilf-out] [--json FILE] \
-        [--markdown]
+        [--learned-share 0.1] [--limit N] [--only REGEX]... [--also-at 60s] [--out ilf-out] \
+        [--json FILE] [--markdown]
     .venv/bin/python bench/ilf.py --merge FILE[=LABEL] [FILE ...] [--keep FILE] [--markdown]
 
 Each contract (the held-out split of a ``secant learn dataset`` manifest, or ``--contract``)
@@ -34,6 +34,13 @@ targets are stated in). Then the *reach*: per size, the mean over contracts of t
 coverage any of the runs reached, beside uniform's at the smallest transaction budget. No
 policy can gain more over uniform than that headroom, so a target above it says more
 about the contracts than about the policy.
+
+``--also-at 60s`` reads more budgets off each run of seconds: a run of ``300s`` also gives
+the row of ``60s``, from the ``timeline.csv`` its campaign wrote (the instructions covered
+at the last sample at or before 60 s; the detectors whose finding came by then). The same
+campaign stopped at 60 s would have covered that much: it is a function of its seed and
+executions, and ``--time`` counts the same seconds. Such a run records ``read_from``
+(``300s``), has no decisions or transactions of its own, and merges as any other.
 
 ``--merge`` runs nothing: it reads the ``--json`` files of earlier runs (a table of every
 policy at 300 s takes a day of one core, so it is assembled from runs made at different
@@ -111,6 +118,7 @@ class Run:
     detectors: list[str] = field(default_factory=list)
     error: str = ""
     secant: str = ""  # the commit that ran it (``harnesses.secant_state``); "" before it was kept
+    read_from: str = ""  # the longer budget's run this one was read off (``--also-at``)
 
     @property
     def coverage(self) -> float:
@@ -223,6 +231,37 @@ def run_one(target: Target, policy: str, seed: int, budget: str, out: Path,
     return result
 
 
+def read_at(run: Run, budget: str, out: Path) -> Run | None:
+    """``run`` as it stood after ``budget`` seconds, from its ``timeline.csv`` (``--also-at``).
+
+    None when ``run`` is not a longer run of seconds, failed, or its campaign wrote no
+    timeline (``secant expert`` writes none).
+    """
+    if (run.error or not budget.endswith("s") or budget.endswith("tx")
+            or not run.budget.endswith("s") or run.budget.endswith("tx")):
+        return None
+    seconds = float(budget[:-1])
+    if seconds >= float(run.budget[:-1]):
+        return None
+    try:
+        lines = (out / "timeline.csv").read_text(encoding="utf-8").splitlines()
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    header = lines[0].split(",")
+    samples = [dict(zip(header, line.split(","))) for line in lines[1:]]
+    covered = 0
+    for sample in samples:
+        if float(sample["seconds"]) > seconds:
+            break
+        covered = int(sample["instructions"])
+    detectors = sorted({str(f.get("oracle")) for f in summary.get("findings", [])
+                        if f.get("oracle") in DETECTORS
+                        and float(f.get("time_to_find_s", 0.0)) <= seconds})
+    return Run(run.target, run.policy, run.seed, budget, run.command, seconds, covered,
+               run.total, 0, 0, detectors, "", run.secant, run.budget)
+
+
 def budget_order(budget: str) -> tuple[int, float]:
     """Transactions first, then seconds, each by size (``1000tx`` < ``2000tx`` < ``60s``)."""
     kind = 0 if budget.endswith("tx") else 1
@@ -273,6 +312,8 @@ def kept(runs: list[Run]) -> str:
     for run in sorted(runs, key=lambda r: (r.target, r.policy, budget_order(r.budget), r.seed)):
         record = asdict(run)
         del record["command"]
+        if not run.read_from:
+            del record["read_from"]  # a run of its own, as every run kept before the field
         record["wall_s"] = round(run.wall_s, 2)
         records.append(json.dumps(record))
     return "[\n" + ",\n".join(records) + "\n]\n"  # a run a line: later merges diff well
@@ -393,6 +434,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="at most this many contracts")
     parser.add_argument("--only", action="append", metavar="REGEX",
                         help="only contracts whose file:Name matches (repeat: any of them)")
+    parser.add_argument("--also-at", default="", metavar="BUDGETS",
+                        help="seconds budgets to read off each longer run of seconds "
+                             "(its timeline.csv), e.g. 60s")
     parser.add_argument("--out", type=Path, default=Path("ilf-out"))
     parser.add_argument("--json", type=Path, help="write every run here too")
     parser.add_argument("--markdown", action="store_true", help="print only the table")
@@ -421,6 +465,10 @@ def main() -> None:
     budgets = [b for b in args.budgets.split(",") if b]
     for budget in budgets:
         budget_flags(budget)
+    also = [b for b in args.also_at.split(",") if b]
+    for budget in also:
+        if not (budget.endswith("s") and budget[:-1].replace(".", "", 1).isdigit()):
+            raise SystemExit(f"--also-at {budget!r}: give seconds budgets, such as 60s")
     targets = targets_of(args)
     if not targets:
         raise SystemExit("no contracts: give --manifest (with contracts of --split) or "
@@ -434,11 +482,14 @@ def main() -> None:
                     out = args.out / f"{target.label}-{policy}-{seed}-{budget}".replace(":", "_")
                     run = run_one(target, policy, seed, budget, out, args)
                     run.secant = state
-                    runs.append(run)
+                    found = [run, *(r for b in also if (r := read_at(run, b, out)))]
+                    runs += found
                     if not args.markdown:
-                        status = run.error or f"{run.coverage:.1f} % instructions"
-                        print(f"{target.label} {policy} seed {seed} {budget}: {status} "
-                              f"({run.wall_s:.1f} s)", file=sys.stderr)
+                        for one in found:
+                            status = one.error or f"{one.coverage:.1f} % instructions"
+                            source = f", read off {one.read_from}" if one.read_from else ""
+                            print(f"{target.label} {policy} seed {seed} {one.budget}: "
+                                  f"{status} ({run.wall_s:.1f} s{source})", file=sys.stderr)
     if args.json is not None:
         args.json.write_text(json.dumps([asdict(r) for r in runs], indent=1) + "\n",
                              encoding="utf-8")
@@ -446,7 +497,7 @@ def main() -> None:
         print(f"# ILF's policies against Harvey's loop\n\n{machine()}; secant "
               f"{secant_state()}; {len(targets)} contracts, seeds {args.seeds}\n")
         print("Command: " + shlex.join([sys.executable, *sys.argv]) + "\n")
-    report(runs, policies, budgets)
+    report(runs, policies, sorted({*budgets, *also}, key=budget_order))
 
 
 def report(runs: list[Run], policies: list[str], budgets: list[str]) -> None:

@@ -252,6 +252,7 @@ class Campaign(FuzzListener):
         self.edge_counter = (EdgeCounter() if config.out is not None and config.reports
                              else None)
         self.timeline = Timeline()
+        self._block_sizes: tuple[int, dict[tuple[bytes, int], int]] | None = None
         self.frontier: list[FrontierEntry] | None = None  # once the reports are written
         self._recipe = _WorkerRecipe(config, oracles, policy, functions, senders, block_steps,
                                      len(chains) + processes)
@@ -597,7 +598,20 @@ class Campaign(FuzzListener):
         """A point of the coverage-over-time plot (on new seeds and findings, not per run)."""
         if self.edge_counter is not None:
             self.timeline.sample([w.fuzzer for w in self.workers], self.codes,
-                                 len(self.findings))
+                                 len(self.findings), self.block_sizes())
+
+    def block_sizes(self) -> dict[tuple[bytes, int], int]:
+        """Instructions per block of the target codes, by (code hash, block start).
+
+        Computed once per set of target codes (the summary's and the timeline's count).
+        """
+        if self._block_sizes is None or self._block_sizes[0] != len(self.codes):
+            fork = self.chain.fork
+            sizes = {(code_hash, start): len(pcs)
+                     for code_hash, (_, code) in self.codes.items()
+                     for start, pcs in analyze(code, code_hash, fork).block_pcs().items()}
+            self._block_sizes = (len(self.codes), sizes)
+        return self._block_sizes[1]
 
     def _write_coverage_reports(self, summary: dict[str, Any]) -> dict[str, Any]:
         """Coverage (LCOV, HTML, plot) and the frontier in the output folder (docs/reports.md).
@@ -804,14 +818,13 @@ class Campaign(FuzzListener):
         for worker in self.workers:
             blocks |= worker.fuzzer.coverage.blocks
             edges |= worker.fuzzer.coverage.edges
-        branches_total = instructions_total = instructions_covered = 0
+        branches_total = instructions_total = 0
         for code_hash, (_, code) in self.codes.items():
             analysis = analyze(code, code_hash, fork)
-            block_pcs = analysis.block_pcs()
             instructions_total += len(analysis.instructions)
             branches_total += 2 * sum(1 for _, op, _ in analysis.instructions if op == JUMPI)
-            instructions_covered += sum(len(block_pcs.get(pc, ())) for h, pc in blocks
-                                        if h == code_hash)
+        sizes = self.block_sizes()
+        instructions_covered = sum(sizes.get(block, 0) for block in blocks)
         branches_covered = sum(1 for h, _, _ in edges if h in self.codes)
         return {"branches_covered": branches_covered, "branches_total": branches_total,
                 "instructions_covered": instructions_covered,

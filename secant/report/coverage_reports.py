@@ -1,8 +1,8 @@
 """The coverage and frontier files a finished campaign writes into its output folder.
 
 ``OUT/coverage.lcov`` (``secant.report.coverage``), ``OUT/frontier.json``
-(``secant.report.frontier``), ``OUT/coverage.png`` and ``OUT/coverage.svg``
-(``secant.report.plot``) and ``OUT/coverage/index.html`` with a page per source
+(``secant.report.frontier``), ``OUT/coverage.png``, ``OUT/coverage.svg`` and
+``OUT/timeline.csv`` (``secant.report.plot``) and ``OUT/coverage/index.html`` with a page per source
 (``secant.report.coverage_html``). :func:`write_reports` takes what a campaign holds (its
 chain, its target codes, its fuzzers, the edge counter it ran, its timeline) and leaves
 the campaign layer out: the control-flow graph builder comes in as a function.
@@ -99,7 +99,10 @@ def write_reports(out: Path, chain: TestChain, codes: Codes, fuzzers: Sequence[F
                   counts: Mapping[tuple[bytes, int, bool], int], timeline: Timeline,
                   graph_of: Callable[[bytes], Graph], summary: Mapping[str, Any]
                   ) -> list[FrontierEntry]:
-    """Write the coverage files, the plot, the HTML report and the frontier; return it."""
+    """Write the coverage files, the timeline and its plot, the HTML report and the frontier.
+
+    Returns the frontier.
+    """
     covered = code_coverage(codes, fuzzers, counts, chain)
     reports = source_coverage(covered)
     write_atomic(out / "coverage.lcov", lcov(reports))
@@ -107,6 +110,7 @@ def write_reports(out: Path, chain: TestChain, codes: Codes, fuzzers: Sequence[F
                                        counts, graph_of))
     write_atomic(out / "frontier.json", json.dumps(frontier_json(entries), indent=1))
     contract = summary.get("contract") or "campaign"
+    write_atomic(out / "timeline.csv", timeline.to_csv())
     plot(timeline, out / "coverage.png", out / "coverage.svg", f"secant: {contract}")
     facts = [("contract", str(contract)), ("seed", str(summary.get("seed", "-"))),
              ("executions", f"{summary.get('execs', 0):,}"),

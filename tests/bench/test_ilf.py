@@ -105,3 +105,29 @@ def test_kept_runs_lose_their_commands_and_merge_back_with_a_label(tmp_path: Pat
     again = ILF.merged([kept])
     assert [(r.target, r.covered, r.secant, r.command) for r in again] == [
         ("A.sol:A", 50, "commit 0ld0000", [])]
+
+
+def test_a_run_of_seconds_is_read_at_a_shorter_budget_off_its_timeline(tmp_path: Path) -> None:
+    (tmp_path / "timeline.csv").write_text(
+        "execs,seconds,paths,branches,instructions,findings\n"
+        "5,0.2,1,4,100,0\n40,59.9,7,20,300,1\n41,60.0,8,22,320,1\n900,250.5,9,24,400,2\n",
+        encoding="utf-8")
+    findings = [{"oracle": "suicidal", "time_to_find_s": 59.9},
+                {"oracle": "leaking-ether", "time_to_find_s": 250.5},
+                {"oracle": "assertion", "time_to_find_s": 1.0}]  # not one of ILF's six
+    (tmp_path / "summary.json").write_text(json.dumps({"findings": findings}),
+                                           encoding="utf-8")
+    whole = run("A.sol:A", "harvey", 2, "300s", 400, 1000)
+    whole.secant = "commit abc"
+    early = ILF.read_at(whole, "60s", tmp_path)
+    # The last sample at or before 60 s counts; findings made later do not.
+    assert (early.budget, early.covered, early.total, early.detectors) == (
+        "60s", 320, 1000, ["suicidal"])
+    assert (early.read_from, early.secant, early.seed, early.wall_s) == (
+        "300s", "commit abc", 2, 60.0)
+    assert ILF.read_at(whole, "0.1s", tmp_path).covered == 0
+    # Nothing to read: a budget no shorter, one of transactions, a run of transactions.
+    assert ILF.read_at(whole, "300s", tmp_path) is None
+    assert ILF.read_at(whole, "1000tx", tmp_path) is None
+    assert ILF.read_at(run("A.sol:A", "harvey", 0, "1000tx", 1, 2), "60s", tmp_path) is None
+    assert ILF.read_at(whole, "60s", tmp_path / "missing") is None

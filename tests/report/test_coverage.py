@@ -121,6 +121,14 @@ def test_plot_files_are_written_from_samples_of_the_whole_campaign(
         assert all(after[k] >= before[k] for k in FIELDS)  # counts only grow
     summary = frontier_run.summary
     last = samples[-1]
-    assert (last["execs"], last["paths"], last["branches"]) == (
-        summary["execs"], summary["paths"], summary["branches_covered"])
+    assert (last["execs"], last["paths"], last["branches"], last["instructions"]) == (
+        summary["execs"], summary["paths"], summary["branches_covered"],
+        summary["instructions_covered"])
+    assert 0 < samples[0]["instructions"] < last["instructions"]
     assert len(samples) <= summary["corpus"] + len(summary["findings"]) + 1
+    # timeline.csv: the same samples, a header first, seconds to the millisecond.
+    header, *rows = (frontier_run.out / "timeline.csv").read_text().splitlines()
+    assert header.split(",") == list(FIELDS)
+    assert [[float(v) for v in row.split(",")] for row in rows] == [
+        [e, round(s, 3), p, b, i, f] for e, s, p, b, i, f in
+        frontier_run.campaign.timeline.samples]
