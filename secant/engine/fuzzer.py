@@ -75,6 +75,8 @@ class Fuzzer:
         self.stats = FuzzStats()
         self.events = events if events is not None else Events()
         self.oracles = list(oracles)
+        # Those ``_check`` asks: an idle oracle (``Oracle.idle``) can find nothing here.
+        self._checking = [oracle for oracle in self.oracles if not oracle.idle()]
         self.post = post
         self.distance = distance
         self.findings: dict[tuple[Any, ...], Finding] = {}
@@ -138,7 +140,7 @@ class Fuzzer:
         # The empty case (a target with nothing to call) has nothing to mutate.
         seed = self._add(result, proposal) if new_path and case else None
         novelty = Novelty(new_path, new_blocks, new_edges, seed)
-        if self.oracles:
+        if self._checking:
             self._check(result)
         self.policy.observe(proposal, result, novelty)
         self.events.on_progress()
@@ -247,20 +249,21 @@ class Fuzzer:
     def drop_oracle(self, oracle: Oracle, error: Exception, *, execs: int | None = None,
                     during: str = "fuzzing") -> None:
         """Switch ``oracle`` off after ``error``: it checks no more runs; its findings stay."""
-        # A new list: the loop in ``_check`` may be iterating over the old one.
+        # New lists: the loop in ``_check`` may be iterating over the old one.
         self.oracles = [other for other in self.oracles if other is not oracle]
+        self._checking = [other for other in self._checking if other is not oracle]
         oracle.switched_off = True
         self.switch_off(oracle_part(oracle.name), error, execs=execs, during=during)
 
     # ------------------------------------------------------------------ oracles
     def _check(self, result: RunResult) -> None:
-        """Every oracle on a run; new findings are stamped, kept and announced.
+        """Every oracle on a run, but the idle ones; new findings are stamped, kept, announced.
 
         An oracle that raises is switched off (``drop_oracle``); the others still judge
         the run. The ``try`` costs nothing while no oracle raises (Python 3.11).
         """
         stats = self.stats
-        for oracle in self.oracles:
+        for oracle in self._checking:
             try:
                 found = oracle.check(result, self.post)
             except Exception as exc:  # the oracle's bug: the campaign goes on without it

@@ -89,6 +89,16 @@ class Oracle(ABC):
         return {}
 
     # ------------------------------------------------------------------ optional hooks
+    def idle(self) -> bool:
+        """Whether no run of this campaign can show it anything, whatever the run does.
+
+        Decided once, from the code the oracle was built on (its static pre-check: no
+        call site, no loop, no owner slot); the fuzzer then does not call ``check`` on its
+        runs, which a dozen oracles on a plain token would otherwise each cost every run.
+        The default: never idle.
+        """
+        return False
+
     def watches_steps(self) -> bool:
         """Whether the target shows it every transaction of a run, not only the run.
 

@@ -328,6 +328,10 @@ class FlowOracle(RatedOracle):
         # ``open_choices``' sites not reported with every rating, and how many keys it knew.
         self._open_sites: tuple[int, list[tuple[bytes, CallSite]]] | None = None
 
+    def idle(self) -> bool:
+        """Idle where the targets' code cannot show the bug (``relevant``)."""
+        return not self.needs
+
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """The findings of one run: its records judged, when the run may show the bug."""
         if not self.needs or not isinstance(result, ContractRun):

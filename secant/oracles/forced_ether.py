@@ -261,6 +261,10 @@ class ForcedEtherOracle(RatedOracle):
         self.clean: set[tuple[object, ...]] = set()
         self.tries: dict[tuple[bytes, int], int] = {}
 
+    def idle(self) -> bool:
+        """Idle where no target compares its balance strictly (its static pre-check)."""
+        return not self.sites
+
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding when forcing one wei makes a transaction of the run fail."""
         if (not self.sites or post is None or not isinstance(result, ContractRun)

@@ -80,6 +80,10 @@ class FreezingEtherOracle(RatedOracle):
             # which the case says (a relayed one carries its value in the case too).
             self.needs = frozenset()
 
+    def idle(self) -> bool:
+        """Idle where every target can send ether (its static pre-check)."""
+        return not self._open
+
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding per target that received ether in this run and cannot send it."""
         if not self._open or not isinstance(result, ContractRun):

@@ -185,6 +185,10 @@ class GasGriefingOracle(RatedOracle):
         self.clean: set[tuple[object, ...]] = set()
         self.tries: dict[tuple[bytes, int], int] = {}
 
+    def idle(self) -> bool:
+        """Idle where no target has a griefable call site (its static pre-check)."""
+        return not self.sites
+
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding when less gas starves a call the last transaction forwarded."""
         if not self.sites or post is None or not isinstance(result, ContractRun):

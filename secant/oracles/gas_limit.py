@@ -244,6 +244,10 @@ class GasLimitOracle(RatedOracle):
         self.memo = _Memo()
 
     # ------------------------------------------------------------------ the trigger
+    def idle(self) -> bool:
+        """Idle where no target has a loop (its static pre-check)."""
+        return not self.active
+
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding when repeating an earlier transaction starves the last one.
 

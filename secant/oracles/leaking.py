@@ -69,6 +69,10 @@ class LeakingEtherOracle(RatedOracle):
         return [i for i in super().trusted_setup(case, outcomes, upto)
                 if case[i].sender not in self.attacker_side]
 
+    def idle(self) -> bool:
+        """Idle where no target can pay out ether (its static pre-check)."""
+        return not self.needs
+
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding when the run shows a leak."""
         if not self.needs or not isinstance(result, ContractRun) or not result.balance_changes:

@@ -82,6 +82,10 @@ class OrderDependenceOracle(RatedOracle):
         self.clean: set[tuple[object, ...]] = set()
         self.pairs: dict[tuple[object, ...], int] = {}  # clean replays per function pair
 
+    def idle(self) -> bool:
+        """Idle where no target can send ether or self-destruct (its static pre-check)."""
+        return not self.needs
+
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding when swapping the run's last two transactions pays the last more."""
         if not self.needs or post is None or not isinstance(result, ContractRun):

@@ -211,6 +211,10 @@ class ReentrancyOracle(RatedOracle):
         if not (handed and harmed):
             self.needs = frozenset()
 
+    def idle(self) -> bool:
+        """Idle where no target hands control to an attacker with state to harm (static)."""
+        return not self.needs
+
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding per stale use (or drain) a re-entering attacker caused."""
         if not self.needs or not isinstance(result, ContractRun) or not result.accesses:

@@ -61,6 +61,10 @@ class SuicidalOracle(RatedOracle):
         return [i for i in super().trusted_setup(case, outcomes, upto)
                 if case[i].sender not in self.attacker_side]
 
+    def idle(self) -> bool:
+        """Idle where no target can self-destruct (its static pre-check)."""
+        return not self.needs
+
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding per target contract an attacker's transaction destroyed."""
         if not self.needs or not isinstance(result, ContractRun) or not result.selfdestructs:

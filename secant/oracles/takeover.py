@@ -159,6 +159,10 @@ class OwnerTakeoverOracle(RatedOracle):
             self.unheld.update(guarded)
         self.slot_numbers = frozenset(slot for _, slot in self.owner_slots)
 
+    def idle(self) -> bool:
+        """Idle where no target keeps an owner slot (its static pre-check)."""
+        return not self.slot_numbers
+
     def check(self, result: RunResult, post: PostState | None = None) -> list[Finding]:
         """A finding per owner slot an attacker's transaction took over."""
         numbers = self.slot_numbers

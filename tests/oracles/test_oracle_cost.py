@@ -15,10 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from secant.campaign.campaign import Campaign
+from secant.campaign.config import CampaignConfig
 from secant.chain.chain import TestChain
 from secant.compile import load
 from secant.compile.arith_types import watched_sites, wrapping_sites
+from secant.engine.config import FuzzConfig
 from secant.engine.events import FuzzListener
+from secant.engine.oracle import Oracle
 from secant.evm.crypto import keccak256
 from secant.evm.opcodes import CALL, CALLCODE, DELEGATECALL, MLOAD, MSTORE, PUSH1, SUB
 from secant.oracles import flows, registry
@@ -30,7 +34,7 @@ from secant.oracles.tx_origin import TxOriginOracle
 from secant.targets.contract import ContractRun, ContractTarget
 from secant.targets.taint import ORIGIN_CHECK, STORED, Dataflow
 from secant.targets.wraps import PLANS, BlockPlan
-from secant.types import RunResult, Tx, TxSeq
+from secant.types import Finding, RunResult, Tx, TxSeq
 from tests.compile.conftest import needs_node
 from tests.oracles.test_dataflow import named_case
 from tests.oracles.test_vulnerabilities import Case, campaign_of, chain_of
@@ -352,3 +356,44 @@ def test_the_static_answers_hold_on_every_replayed_run(contract: str, met: str) 
                     origin += 1
                     assert (branch.code_hash, branch.pc) in guards, case_
     assert {"stored": stored, "origin": origin}.get(met, 1) > 0
+
+
+# ---------------------------------------------------------------------- idle oracles
+class AskIdle(FuzzListener):
+    """Asks the idle oracles about every run the fuzzer judges, as if they were not idle."""
+
+    def __init__(self, campaign: Campaign, oracles: list[Oracle]) -> None:
+        self.campaign = campaign
+        self.checks = [oracle.check for oracle in oracles]
+        self.runs = 0
+        self.said: list[Finding] = []
+
+    def on_run(self, result: RunResult) -> None:
+        self.runs += 1
+        for check in self.checks:
+            self.said += check(result, self.campaign.fuzzer.post)
+
+
+@needs_node
+def test_idle_oracles_are_not_asked_and_would_have_found_nothing() -> None:
+    # CreditLine cannot be re-entered, destroyed or frozen and keeps no owner slot (the
+    # static looks above): those oracles are idle, and the fuzzer never calls them.
+    chain = chain_of(Case("leaking/UncheckedCredit.sol", "CreditLine", "leaking-ether"))
+    campaign = Campaign(chain, CampaignConfig(FuzzConfig(seed=0, max_execs=400)))
+    fuzzer = campaign.fuzzer
+    idle = [oracle for oracle in fuzzer.oracles if oracle.idle()]
+    assert {"reentrancy", "suicidal", "freezing-ether"} <= {o.name for o in idle}
+    assert "leaking-ether" not in {o.name for o in idle}
+    asked = AskIdle(campaign, idle)
+    campaign.listen(asked)
+    calls: list[str] = []
+    for oracle in idle:
+        def counted(result: RunResult, post: object, name: str = oracle.name) -> list[Finding]:
+            calls.append(name)
+            return []
+        oracle.check = counted  # type: ignore[method-assign]
+    summary = campaign.run()
+    assert calls == []  # never asked by the fuzzer
+    # Asked on every run all the same, they find nothing: idle loses no finding.
+    assert asked.runs > 300 and asked.said == []
+    assert set(summary["oracles"]) >= {o.name for o in idle}  # still listed as on
